@@ -1,0 +1,84 @@
+"""Run-time configuration: which ISA path runs, OpenMP threads."""
+import os
+import platform
+import warnings
+
+import numpy as np
+
+from . import _ufuncs
+
+_ENV_ISA = "GELU_EXT_ISA"
+
+
+def _apply_env_isa():
+    """GELU_EXT_ISA=baseline|avx2|avx512 caps the kernels at that path.
+
+    It exists so one machine can test every compiled path; asking for a path
+    the CPU lacks falls back to the best one with a warning."""
+    want = os.environ.get(_ENV_ISA, "").strip().lower()
+    if not want:
+        return
+    if want not in _ufuncs.ISA_NAMES:
+        raise ValueError(f"{_ENV_ISA} must be one of {_ufuncs.ISA_NAMES}, got {want!r}")
+    best = _ufuncs._best_isa()
+    if _ufuncs.ISA_NAMES.index(want) > _ufuncs.ISA_NAMES.index(best):
+        warnings.warn(f"{_ENV_ISA}={want!r} is not available on this CPU; using {best!r}",
+                      RuntimeWarning, stacklevel=3)
+        return
+    _ufuncs._set_isa(want)
+
+
+def get_num_threads():
+    """Threads a large call uses (``set_num_threads`` or OpenMP's default,
+    which follows OMP_NUM_THREADS and threadpoolctl limits)."""
+    return _ufuncs._get_num_threads()
+
+
+def set_num_threads(n):
+    """Use ``n`` threads for large calls; ``0`` or ``None`` restores the
+    OpenMP default.  Results are bit-identical whatever the count."""
+    if n is None:
+        n = 0
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be a non-negative integer or None, got {n!r}")
+    _ufuncs._set_num_threads(int(n))
+
+
+def _config():
+    return {
+        "version": __import__("gelu_ext").__version__,
+        "isa": _ufuncs._get_isa(),
+        "best_isa": _ufuncs._best_isa(),
+        "compiled_isas": list(_ufuncs._compiled_isas()),
+        "openmp": _ufuncs._openmp(),
+        "num_threads": get_num_threads(),
+        "parallel_threshold": _ufuncs._get_parallel_threshold(),
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+        "numpy": np.__version__,
+    }
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def show_config(print_=True):
+    """Print (and return as a dict) the build and run-time configuration:
+    the ISA path in use, the best one this CPU runs, OpenMP and threads."""
+    cfg = _config()
+    if print_:
+        width = max(map(len, cfg))
+        for k, v in cfg.items():
+            print(f"{k:<{width}} : {v}")
+    return cfg
+
+
+_apply_env_isa()

@@ -1,0 +1,248 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""NumPy ufuncs for GELU (exact and tanh), ReLU, their fused-bias forms and
+their gradients.
+
+Design:
+- Each operation is a real ufunc with loops for float16, float32 and float64,
+  so NumPy does what NumPy users know: broadcasting, any strides, ``out=``,
+  in-place and overlap handling, casting (ints and bools follow ``np.tanh``),
+  ``__array_ufunc__`` dispatch.  Our code is only the inner loop.
+- The inner loop hands contiguous runs straight to the C kernels (which are
+  vectorised per ISA and threaded, see gx_kernels.c).  Strided, broadcast and
+  float16 runs are gathered in chunks of ``_CHUNK`` elements into stack
+  buffers, computed by the same contiguous kernel, and scattered back: one
+  formula for every layout, no second implementation to keep in step.
+- NumPy releases the GIL around these loops (no object dtypes are involved).
+"""
+cimport numpy as cnp
+from libc.stdint cimport intptr_t, uint16_t
+from libc.string cimport memcpy
+
+cnp.import_array()
+cnp.import_ufunc()
+
+cdef extern from "gx_kernels.h" nogil:
+    ctypedef Py_ssize_t gx_intp
+    int GX_RELU, GX_GELU_ERF, GX_GELU_TANH, GX_GELU_ERF_BIAS, GX_GELU_TANH_BIAS
+    int GX_RELU_GRAD, GX_GELU_ERF_GRAD, GX_GELU_TANH_GRAD
+    int GX_GELU_ERF_GRAD_BIAS, GX_GELU_TANH_GRAD_BIAS, GX_NOPS
+    int GX_F32, GX_F64
+    int gx_nin(int op)
+    int gx_best_isa()
+    int gx_compiled_isa(int isa)
+    int gx_get_isa()
+    int gx_set_isa(int isa)
+    int gx_openmp()
+    int gx_get_num_threads()
+    void gx_set_num_threads(int n)
+    gx_intp gx_get_parallel_threshold()
+    void gx_set_parallel_threshold(gx_intp n)
+    void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
+    float gx_half_to_float(uint16_t h)
+    uint16_t gx_float_to_half(float f)
+
+cdef enum:
+    _CHUNK = 512
+    _DT_HALF = 2
+
+
+cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
+                         cnp.npy_intp m, size_t isz) noexcept nogil:
+    cdef cnp.npy_intp i
+    for i in range(m):
+        memcpy(dst + i * isz, src + i * step, isz)
+
+
+cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
+                void *data) noexcept nogil:
+    """Inner loop for float32 and float64: data encodes (op, dtype)."""
+    cdef intptr_t code = <intptr_t>data
+    cdef int op = <int>(code >> 2), dt = <int>(code & 3)
+    cdef int nin = gx_nin(op), k
+    cdef size_t isz = 8 if dt == GX_F64 else 4
+    cdef cnp.npy_intp n = dims[0], start, m
+    cdef bint contiguous = True
+    cdef const void *inp[3]
+    cdef double buf[4][_CHUNK]          # 8-byte slots; float32 uses the first half
+    cdef char *outp
+
+    for k in range(nin + 1):
+        if steps[k] != <cnp.npy_intp>isz:
+            contiguous = False
+    if contiguous:
+        for k in range(nin):
+            inp[k] = args[k]
+        gx_apply(op, dt, inp, args[nin], n)
+        return
+
+    start = 0
+    while start < n:
+        m = min(<cnp.npy_intp>_CHUNK, n - start)
+        for k in range(nin):
+            if steps[k] == <cnp.npy_intp>isz:
+                inp[k] = args[k] + start * steps[k]
+            else:
+                _gather(<char *>buf[k], args[k] + start * steps[k], steps[k], m, isz)
+                inp[k] = buf[k]
+        if steps[nin] == <cnp.npy_intp>isz:
+            gx_apply(op, dt, inp, args[nin] + start * isz, m)
+        else:
+            gx_apply(op, dt, inp, buf[3], m)
+            outp = args[nin] + start * steps[nin]
+            for k in range(m):
+                memcpy(outp + k * steps[nin], <char *>buf[3] + k * isz, isz)
+        start += m
+
+
+cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
+                     void *data) noexcept nogil:
+    """float16: widen to float32, run the float32 kernel, round back.
+
+    The fused-bias forms round x + b to float16 first, so that they give the
+    same bits as the unfused op on the float16 sum."""
+    cdef int op = <int>(<intptr_t>data >> 2)
+    cdef int nin = gx_nin(op), k, run_op = op, run_nin
+    cdef bint bias = op in (GX_GELU_ERF_BIAS, GX_GELU_TANH_BIAS,
+                            GX_GELU_ERF_GRAD_BIAS, GX_GELU_TANH_GRAD_BIAS)
+    cdef cnp.npy_intp n = dims[0], start, m, i
+    cdef float buf[4][_CHUNK]
+    cdef const void *inp[3]
+
+    if op == GX_GELU_ERF_BIAS:
+        run_op = GX_GELU_ERF
+    elif op == GX_GELU_TANH_BIAS:
+        run_op = GX_GELU_TANH
+    elif op == GX_GELU_ERF_GRAD_BIAS:
+        run_op = GX_GELU_ERF_GRAD
+    elif op == GX_GELU_TANH_GRAD_BIAS:
+        run_op = GX_GELU_TANH_GRAD
+    run_nin = gx_nin(run_op)
+
+    start = 0
+    while start < n:
+        m = min(<cnp.npy_intp>_CHUNK, n - start)
+        for k in range(nin):
+            for i in range(m):
+                buf[k][i] = gx_half_to_float(
+                    (<uint16_t *>(args[k] + (start + i) * steps[k]))[0])
+        if bias:                        # the bias is the last input
+            for i in range(m):
+                buf[0][i] = gx_half_to_float(gx_float_to_half(buf[0][i] + buf[nin - 1][i]))
+        for k in range(run_nin):
+            inp[k] = buf[k]
+        gx_apply(run_op, GX_F32, inp, buf[3], m)
+        for i in range(m):
+            (<uint16_t *>(args[nin] + (start + i) * steps[nin]))[0] = gx_float_to_half(buf[3][i])
+        start += m
+
+
+# ------------------------------------------------------------ registration --
+
+cdef cnp.PyUFuncGenericFunction _funcs[16][3]
+cdef void *_data[16][3]
+cdef char _types[16][12]
+
+
+cdef object _make(int op, str name, str doc):
+    cdef int nin = gx_nin(op), j, k
+    cdef char codes[3]
+    codes[0] = cnp.NPY_FLOAT16
+    codes[1] = cnp.NPY_FLOAT
+    codes[2] = cnp.NPY_DOUBLE
+    _funcs[op][0] = <cnp.PyUFuncGenericFunction>_loop_half
+    _funcs[op][1] = <cnp.PyUFuncGenericFunction>_loop
+    _funcs[op][2] = <cnp.PyUFuncGenericFunction>_loop
+    for j in range(3):
+        _data[op][j] = <void *><intptr_t>((op << 2) | (_DT_HALF if j == 0 else j - 1))
+        for k in range(nin + 1):
+            _types[op][j * (nin + 1) + k] = codes[j]
+    # NumPy keeps the name and doc pointers: keep the bytes alive with the module
+    cdef bytes bname = name.encode(), bdoc = doc.encode()
+    _keep.extend([bname, bdoc])
+    return cnp.PyUFunc_FromFuncAndData(
+        _funcs[op], _data[op], _types[op], 3, nin, 1, cnp.PyUFunc_None,
+        bname, bdoc, 0)
+
+
+_keep = []
+
+gelu_erf = _make(GX_GELU_ERF, "gelu_erf",
+    "gelu_erf(x, /, out=None, *, where=True, ...)\n\n"
+    "Exact GELU, x * Phi(x) with Phi the standard normal CDF, elementwise.\n"
+    "<= 1 ULP in float32, <= 2 ULP in float64, tail included.")
+gelu_tanh = _make(GX_GELU_TANH, "gelu_tanh",
+    "gelu_tanh(x, /, out=None, *, where=True, ...)\n\n"
+    "tanh-approximate GELU, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
+relu = _make(GX_RELU, "relu",
+    "relu(x, /, out=None, *, where=True, ...)\n\n"
+    "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.")
+gelu_erf_bias = _make(GX_GELU_ERF_BIAS, "gelu_erf_bias",
+    "gelu_erf_bias(x, b, /, out=None, ...)\n\n"
+    "gelu_erf(x + b) in one pass; bit-identical to the unfused form.")
+gelu_tanh_bias = _make(GX_GELU_TANH_BIAS, "gelu_tanh_bias",
+    "gelu_tanh_bias(x, b, /, out=None, ...)\n\n"
+    "gelu_tanh(x + b) in one pass; bit-identical to the unfused form.")
+relu_backward = _make(GX_RELU_GRAD, "relu_backward",
+    "relu_backward(x, g, /, out=None, ...)\n\n"
+    "g where x > 0, else 0 (0 at x == 0 and for NaN x, as PyTorch).")
+gelu_erf_backward = _make(GX_GELU_ERF_GRAD, "gelu_erf_backward",
+    "gelu_erf_backward(x, g, /, out=None, ...)\n\n"
+    "(Phi(x) + x phi(x)) * g: the backward pass of exact GELU.")
+gelu_tanh_backward = _make(GX_GELU_TANH_GRAD, "gelu_tanh_backward",
+    "gelu_tanh_backward(x, g, /, out=None, ...)\n\n"
+    "d/dx gelu_tanh(x) * g: the backward pass of tanh GELU.")
+gelu_erf_bias_backward = _make(GX_GELU_ERF_GRAD_BIAS, "gelu_erf_bias_backward",
+    "gelu_erf_bias_backward(x, g, b, /, out=None, ...)\n\n"
+    "gelu_erf_backward(x + b, g) in one pass.")
+gelu_tanh_bias_backward = _make(GX_GELU_TANH_GRAD_BIAS, "gelu_tanh_bias_backward",
+    "gelu_tanh_bias_backward(x, g, b, /, out=None, ...)\n\n"
+    "gelu_tanh_backward(x + b, g) in one pass.")
+
+
+# ---------------------------------------------------------- configuration --
+
+ISA_NAMES = ("baseline", "avx2", "avx512")
+
+
+def _best_isa():
+    return ISA_NAMES[gx_best_isa()]
+
+
+def _compiled_isas():
+    return tuple(n for i, n in enumerate(ISA_NAMES) if gx_compiled_isa(i))
+
+
+def _get_isa():
+    return ISA_NAMES[gx_get_isa()]
+
+
+def _set_isa(name):
+    """Use the kernels compiled for ISA ``name`` (at most the CPU's best)."""
+    if name not in ISA_NAMES:
+        raise ValueError(f"isa must be one of {ISA_NAMES}, got {name!r}")
+    if gx_set_isa(ISA_NAMES.index(name)) != 0:
+        raise ValueError(f"isa {name!r} is not available on this CPU/build; "
+                         f"the best here is {_best_isa()!r}")
+
+
+def _openmp():
+    return bool(gx_openmp())
+
+
+def _get_num_threads():
+    return gx_get_num_threads()
+
+
+def _set_num_threads(int n):
+    gx_set_num_threads(n)
+
+
+def _get_parallel_threshold():
+    return gx_get_parallel_threshold()
+
+
+def _set_parallel_threshold(Py_ssize_t n):
+    gx_set_parallel_threshold(n)
+
+
+gx_get_isa()   # build the dispatch tables now, while the GIL is held

@@ -1,0 +1,249 @@
+/*
+ * gx_kernels.c -- compiles the kernels of gx_kernels_impl.h once per
+ * instruction set, picks one at run time from the CPU's features, and runs a
+ * contiguous call on OpenMP threads when it is large enough to pay for them.
+ *
+ * Design:
+ * - Run-time dispatch, not -march=native: the same wheel runs on any x86-64
+ *   and uses AVX2+FMA or AVX-512 where the CPU has them.  Other architectures
+ *   (and compilers without the target pragma) build the baseline path only.
+ * - Every path performs the same IEEE operations (the build turns off FP
+ *   contraction), so all paths give the same bits; the tests check each path
+ *   against the reference anyway (GELU_EXT_ISA / gelu_ext._set_isa).
+ * - Threads split the array into contiguous blocks with a static schedule, so
+ *   the result does not depend on the thread count.
+ */
+#include "gx_kernels.h"
+#include "gx_math.h"
+
+#include <fenv.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define GX_ISA baseline
+#include "gx_kernels_impl.h"
+#undef GX_ISA
+
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#define GX_HAVE_X86_PATHS 1
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define GX_ISA avx2
+#include "gx_kernels_impl.h"
+#undef GX_ISA
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")
+#define GX_ISA avx512
+#include "gx_kernels_impl.h"
+#undef GX_ISA
+#pragma GCC pop_options
+#else
+#define GX_HAVE_X86_PATHS 0
+#endif
+
+/* The dispatch tables are filled here, outside the target pragmas, so this
+ * code itself runs on any CPU. */
+#define GX_FILL_ONE(ID, name)                                               \
+    t[ID][GX_F32] = GX_PASTE3(gx_k, name##_f32, GX_FILL_ISA);               \
+    t[ID][GX_F64] = GX_PASTE3(gx_k, name##_f64, GX_FILL_ISA);
+
+static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
+{
+#define GX_FILL_ISA baseline
+    GX_OP_LIST(GX_FILL_ONE)
+#undef GX_FILL_ISA
+}
+
+#if GX_HAVE_X86_PATHS
+static void gx_fill_avx2(gx_kernel t[GX_NOPS][GX_NDT])
+{
+#define GX_FILL_ISA avx2
+    GX_OP_LIST(GX_FILL_ONE)
+#undef GX_FILL_ISA
+}
+
+static void gx_fill_avx512(gx_kernel t[GX_NOPS][GX_NDT])
+{
+#define GX_FILL_ISA avx512
+    GX_OP_LIST(GX_FILL_ONE)
+#undef GX_FILL_ISA
+}
+#endif
+
+static const int gx_nin_table[GX_NOPS] = {
+    [GX_RELU] = 1, [GX_GELU_ERF] = 1, [GX_GELU_TANH] = 1,
+    [GX_GELU_ERF_BIAS] = 2, [GX_GELU_TANH_BIAS] = 2,
+    [GX_RELU_GRAD] = 2, [GX_GELU_ERF_GRAD] = 2, [GX_GELU_TANH_GRAD] = 2,
+    [GX_GELU_ERF_GRAD_BIAS] = 3, [GX_GELU_TANH_GRAD_BIAS] = 3,
+};
+
+static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];
+static gx_kernel (*gx_active)[GX_NDT] = NULL;
+static int gx_isa = -1;
+static int gx_num_threads = 0;
+/* Below this many elements a call stays on the calling thread: starting a
+ * parallel region costs a few microseconds, more than the work it splits.
+ * ReLU is memory-bound and needs far more elements to gain. */
+static gx_intp gx_threshold = 1 << 15;
+
+int gx_nin(int op) { return (op >= 0 && op < GX_NOPS) ? gx_nin_table[op] : 0; }
+
+int gx_compiled_isa(int isa)
+{
+    return isa == GX_ISA_BASELINE || (GX_HAVE_X86_PATHS && isa > 0 && isa < GX_NISA);
+}
+
+int gx_best_isa(void)
+{
+#if GX_HAVE_X86_PATHS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("fma"))
+        return GX_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return GX_ISA_AVX2;
+#endif
+    return GX_ISA_BASELINE;
+}
+
+static void gx_init_tables(void)
+{
+    if (gx_active) return;
+    gx_fill_baseline(gx_tables[GX_ISA_BASELINE]);
+#if GX_HAVE_X86_PATHS
+    gx_fill_avx2(gx_tables[GX_ISA_AVX2]);
+    gx_fill_avx512(gx_tables[GX_ISA_AVX512]);
+#endif
+    gx_isa = gx_best_isa();
+    gx_active = gx_tables[gx_isa];
+}
+
+int gx_get_isa(void) { gx_init_tables(); return gx_isa; }
+
+int gx_set_isa(int isa)
+{
+    gx_init_tables();
+    if (isa < 0 || isa > gx_best_isa()) return -1;
+    gx_isa = isa;
+    gx_active = gx_tables[isa];
+    return 0;
+}
+
+int gx_openmp(void)
+{
+#ifdef _OPENMP
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int gx_get_num_threads(void)
+{
+#ifdef _OPENMP
+    return gx_num_threads > 0 ? gx_num_threads : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+void gx_set_num_threads(int n) { gx_num_threads = n > 0 ? n : 0; }
+gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
+void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
+
+/* NumPy turns the FP status flags a loop leaves into warnings.  The kernels'
+ * intermediate steps may raise some that say nothing about the result (an
+ * ordered compare with a NaN input, exp overflowing to inf inside a sigmoid
+ * of a huge negative argument), so they are cleared; results are exact
+ * IEEE values either way.  Underflow and inexact are ignored by NumPy. */
+static void gx_clear_fp_flags(void)
+{
+    feclearexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+}
+
+void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
+{
+    gx_init_tables();
+    gx_kernel k = gx_active[op][dt];
+    int nt = 1;
+    gx_intp min_block = (op == GX_RELU || op == GX_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
+    if (n >= 2 * min_block) {
+        nt = gx_get_num_threads();
+        if ((gx_intp)nt > n / min_block) nt = (int)(n / min_block);
+    }
+    if (nt <= 1) {
+        k(in, out, n);
+        gx_clear_fp_flags();
+        return;
+    }
+#ifdef _OPENMP
+    {
+        const int nin = gx_nin_table[op];
+        const size_t isz = dt == GX_F64 ? sizeof(double) : sizeof(float);
+        /* blocks rounded to 64 elements keep each thread's stores on whole
+         * cache lines when the arrays are aligned */
+        const gx_intp block = ((n + nt - 1) / nt + 63) & ~(gx_intp)63;
+        #pragma omp parallel for num_threads(nt) schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            gx_intp lo = (gx_intp)t * block;
+            gx_intp hi = lo + block < n ? lo + block : n;
+            if (lo < hi) {
+                const void *p[3] = {0, 0, 0};
+                for (int j = 0; j < nin; j++) p[j] = (const char *)in[j] + lo * isz;
+                k(p, (char *)out + lo * isz, hi - lo);
+            }
+        }
+    }
+#else
+    k(in, out, n);
+#endif
+    gx_clear_fp_flags();
+}
+
+/* ------------------------------------------------------------- float16 -- */
+
+float gx_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+    float f;
+    if (e == 0) {                       /* zero or subnormal: m * 2^-24, exact */
+        f = ldexpf((float)m, -24);
+        return sign ? -f : f;
+    }
+    if (e == 31)
+        bits = sign | 0x7f800000u | (m << 13);
+    else
+        bits = sign | ((e + 112u) << 23) | (m << 13);
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t gx_float_to_half(float f)
+{
+    uint32_t x, ax, sign;
+    memcpy(&x, &f, sizeof x);
+    sign = (x >> 16) & 0x8000u;
+    ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u)                   /* NaN: keep it quiet and payload-ish */
+        return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+    if (ax >= 0x477ff000u)                  /* >= 65520 rounds to inf (ties to even) */
+        return (uint16_t)(sign | 0x7c00u);
+    if (ax < 0x38800000u) {                 /* below 2^-14: subnormal half or zero */
+        float a;
+        memcpy(&a, &ax, sizeof a);
+        /* a * 2^24 is exact; nearbyintf rounds half to even */
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f));
+    }
+    {
+        uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu);
+        uint32_t rem = ax & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;  /* carry is right */
+        return (uint16_t)(sign | h);
+    }
+}
