@@ -82,3 +82,13 @@ def show_config(print_=True):
 
 
 _apply_env_isa()
+
+
+def main(argv=None):
+    """``python -m gelu_ext config``: print the configuration."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m gelu_ext config",
+                                description="Print gelu_ext's build and run-time configuration.")
+    p.parse_args(argv)
+    show_config()
+    return 0

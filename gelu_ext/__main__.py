@@ -1,0 +1,44 @@
+"""``python -m gelu_ext [demo|bench|moons|bert|config] [options]``.
+
+Without a command it runs the demo.  Each job lives in its own module and is
+imported only when asked for, so a missing optional extra only affects it.
+"""
+import sys
+
+_JOBS = {
+    "demo": ("gelu_ext._demo", "the article's values, GELU's minimum and a quick speed check"),
+    "bench": ("gelu_ext._bench", "throughput and accuracy tables against NumPy and the peers"),
+    "moons": ("gelu_ext._moons", "ReLU vs GELU on make_moons over many seeds"),
+    "bert": ("gelu_ext._bert", "a pretrained BERT with GELU, tanh-GELU and ReLU"),
+    "config": ("gelu_ext._config", "build and run-time configuration"),
+}
+
+
+def _usage():
+    lines = ["usage: python -m gelu_ext [command] [options]", "", "commands:"]
+    lines += [f"  {name:<7} {what}" for name, (_, what) in _JOBS.items()]
+    lines += ["", "python -m gelu_ext COMMAND --help for a command's options"]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    name = argv.pop(0) if argv and not argv[0].startswith("-") else "demo"
+    if name not in _JOBS:
+        print(_usage(), file=sys.stderr)
+        print(f"\nerror: unknown command {name!r}", file=sys.stderr)
+        return 2
+    import importlib
+    try:
+        job = importlib.import_module(_JOBS[name][0])
+        return job.main(argv) or 0
+    except KeyboardInterrupt:
+        print("gelu_ext: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The slow twin: what every fast kernel must agree with.
+
+Two levels, both independent of the compiled code:
+
+* ``mp_*``: mpmath at 60 significant digits (the oracle for float64 and for
+  ULP measurements).  Per element, slow: use on samples.
+* ``ref_*``: float64 NumPy evaluations whose relative error is below 1e-12
+  over the whole float32 range (SciPy's ``ndtr`` where SciPy is installed,
+  ``math.erfc`` otherwise).  Fast enough for exhaustive float32 checks; far
+  too coarse for judging float64 results.
+
+``ulp_error`` turns a result into ULPs of the result's dtype, with the ULP of
+subnormals taken as the smallest subnormal, so an early flush to 0 in the tail
+shows up as a huge error.
+"""
+import math
+
+import numpy as np
+
+# ------------------------------------------------------------------ mpmath --
+
+_DPS = 60
+_TANH_A = "0.044715"    # exact decimal, as the formula is written
+
+
+def _mp():
+    try:
+        import mpmath
+    except ImportError as e:   # pragma: no cover - mpmath is a test dependency
+        raise ImportError("the mpmath oracle needs mpmath: pip install 'gelu_ext[test]'") from e
+    return mpmath
+
+
+def _mp_special(x, fn):
+    """Shared handling of NaN/inf for the mp_* functions (x a Python float)."""
+    if math.isnan(x):
+        return x
+    return fn(x)
+
+
+def mp_phi(x):
+    """Standard normal CDF Phi(x) as an mpf."""
+    mp = _mp()
+    with mp.workdps(_DPS):
+        return mp.ncdf(mp.mpf(float(x)))
+
+
+def mp_gelu_erf(x):
+    """x * Phi(x) as an mpf (float('nan') for NaN, limits at +-inf)."""
+    mp = _mp()
+    x = float(x)
+    if math.isnan(x):
+        return mp.mpf("nan")
+    if math.isinf(x):
+        return mp.mpf(x) if x > 0 else mp.mpf(0)
+    with mp.workdps(_DPS):
+        X = mp.mpf(x)
+        return X * mp.ncdf(X)
+
+
+def _mp_tanh_w(X):
+    mp = _mp()
+    return 2 * mp.sqrt(2 / mp.pi) * (X + mp.mpf(_TANH_A) * X ** 3)
+
+
+def mp_gelu_tanh(x):
+    """x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) evaluated exactly, as an mpf."""
+    mp = _mp()
+    x = float(x)
+    if math.isnan(x):
+        return mp.mpf("nan")
+    if math.isinf(x):
+        return mp.mpf(x) if x > 0 else mp.mpf(0)
+    with mp.workdps(_DPS + 20):
+        X = mp.mpf(x)
+        # x * sigmoid(w): the same value as the tanh form, without cancellation
+        return X / (1 + mp.exp(-_mp_tanh_w(X)))
+
+
+def mp_gelu_erf_grad_terms(x):
+    """(Phi(x), x phi(x)) as mpfs: gelu'(x) is their sum."""
+    mp = _mp()
+    with mp.workdps(_DPS):
+        X = mp.mpf(float(x))
+        return mp.ncdf(X), X * mp.npdf(X)
+
+
+def mp_gelu_tanh_grad_terms(x):
+    """(s, x s (1-s) w') with s = sigmoid(w): the tanh-GELU derivative's two terms."""
+    mp = _mp()
+    with mp.workdps(_DPS + 20):
+        X = mp.mpf(float(x))
+        w = _mp_tanh_w(X)
+        s = 1 / (1 + mp.exp(-w))
+        dw = 2 * mp.sqrt(2 / mp.pi) * (1 + 3 * mp.mpf(_TANH_A) * X ** 2)
+        return s, X * s * (1 - s) * dw
+
+
+def ulp_of(value, dtype):
+    """The ULP of ``value`` (an mpf or float) in ``dtype``, subnormals included."""
+    dtype = np.dtype(dtype)
+    fi = np.finfo(dtype)
+    a = abs(float(value))
+    tiny = float(fi.smallest_subnormal)
+    if a == 0.0 or a < float(fi.smallest_normal):
+        return tiny
+    if math.isinf(a):
+        return float(np.spacing(fi.max))
+    e = math.frexp(a)[1] - 1                   # a in [2^e, 2^(e+1))
+    return math.ldexp(1.0, e - (fi.nmant))
+
+
+def ulp_error(got, exact, dtype, scale=None):
+    """|got - exact| in ULPs of ``dtype`` at ``exact`` (or at ``scale``).
+
+    ``scale`` lets a bound be stated relative to another magnitude (for the
+    derivative, ULP(max(|Phi|, |x phi|)) where the sum crosses zero)."""
+    mp = _mp()
+    got = float(got)
+    if math.isnan(got) or mp.isnan(exact):
+        return 0.0 if (math.isnan(got) and mp.isnan(exact)) else math.inf
+    if math.isinf(got) or mp.isinf(exact):
+        return 0.0 if got == exact else math.inf
+    with mp.workdps(_DPS):
+        err = abs(mp.mpf(got) - exact)
+        return float(err / mp.mpf(ulp_of(exact if scale is None else scale, dtype)))
+
+
+# ------------------------------------------------------- float64 NumPy twin --
+
+def _erfc(z):
+    try:
+        from scipy.special import erfc
+        return erfc(z)
+    except ImportError:
+        return np.vectorize(math.erfc, otypes=[np.float64])(z)
+
+
+def _ndtr(x):
+    """Phi(x) in float64 to ~1e-13 relative for x > -37 (erfc of a rounded
+    argument: the rounding is amplified ~x^2 times, harmless at this level)."""
+    try:
+        from scipy.special import ndtr
+        return ndtr(x)
+    except ImportError:
+        return 0.5 * _erfc(-x / math.sqrt(2.0))
+
+
+def ref_gelu_erf(x):
+    """x * Phi(x) in float64 (the fast float32 oracle)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = x * _ndtr(x)
+    r = np.where(np.isneginf(x), -0.0, r)
+    return np.where(np.isposinf(x), np.inf, r)
+
+
+def _sigmoid_w(x):
+    """sigmoid(2u) for the tanh form, in float64, without cancellation."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = 2.0 * math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)
+        return 1.0 / (1.0 + np.exp(-w))
+
+
+def ref_gelu_tanh(x):
+    """x * sigmoid(2u) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = x * _sigmoid_w(x)
+    r = np.where(np.isneginf(x), -0.0, r)
+    return np.where(np.isposinf(x), np.inf, r)
+
+
+def ref_relu(x):
+    """max(x, 0) with NaN kept and -0.0 -> 0.0."""
+    x = np.asarray(x)
+    return np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
+
+
+def ref_gelu_erf_grad(x):
+    """Phi(x) + x phi(x) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        r = _ndtr(x) + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    r = np.where(np.isposinf(x), 1.0, r)
+    return np.where(np.isneginf(x), 0.0, r)
+
+
+def ref_gelu_tanh_grad(x):
+    """d/dx of the tanh form in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        s = _sigmoid_w(x)
+        dw = 2.0 * math.sqrt(2.0 / math.pi) * (1.0 + 3.0 * 0.044715 * x * x)
+        r = s + x * s * (1.0 - s) * dw
+    r = np.where(np.isposinf(x) | (x > 1e100), 1.0, r)
+    return np.where(np.isneginf(x) | (x < -1e100), 0.0, r)
+
+
+def ref_relu_grad(x):
+    """1 where x > 0 else 0."""
+    x = np.asarray(x)
+    return (x > 0).astype(np.result_type(x.dtype, np.float16))
