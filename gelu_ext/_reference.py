@@ -201,3 +201,27 @@ def ref_relu_grad(x):
     """1 where x > 0 else 0."""
     x = np.asarray(x)
     return (x > 0).astype(np.result_type(x.dtype, np.float16))
+
+
+# --------------------------------------------------- vectorised ULP errors --
+
+def ulp_error_vec(got, ref, dtype):
+    """Elementwise |got - ref| in ULPs of ``dtype`` at ``ref``.
+
+    ``ref`` is a float64 array at least ~1e5 times more accurate than a ULP of
+    ``dtype`` (so this is meant for float32/float16 results against the
+    ``ref_*`` twins).  NaN vs NaN and equal infinities count as 0; a NaN or
+    inf where the other side is finite counts as inf."""
+    dtype = np.dtype(dtype)
+    fi = np.finfo(dtype)
+    got = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        _, e = np.frexp(ref)                       # |ref| in [2^(e-1), 2^e)
+        ulp = np.ldexp(1.0, e - 1 - fi.nmant)
+        ulp = np.maximum(ulp, float(fi.smallest_subnormal))
+        err = np.abs(got - ref) / ulp
+    both_nan = np.isnan(got) & np.isnan(ref)
+    same_inf = np.isinf(got) & (got == ref)
+    err = np.where(both_nan | same_inf, 0.0, err)
+    return np.where(np.isnan(err), np.inf, err)
