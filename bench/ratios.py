@@ -1,0 +1,278 @@
+"""Issue 3's seven speed/memory criteria and issue 5's speed rows, measured here.
+
+Usage::
+
+    python bench/ratios.py [--repeats N] [--strict]
+
+Prints the machine, then one row per criterion: the measured ratio, the
+required one and PASS/FAIL ("peer not installed" when the comparison needs a
+peer that is missing).  Every ratio comes from implementations timed side by
+side in this process: interleaved repeats after warm-up, medians
+(``gelu_ext._bench.measure``), never two absolute times taken apart.
+
+Design: the calls are the ones ``python -m gelu_ext bench`` and the
+pytest-benchmark suite time (``gelu_ext._bench.prepare``), so a ratio here and
+a column there mean the same thing.  JAX cannot write into a given buffer, so
+comparisons with it use ours allocating its result too (issue 3).  JAX is
+pinned to one thread before it is imported (all JAX rows are 1-thread rows).
+"""
+import argparse
+import os
+import sys
+import tracemalloc
+
+import numpy as np
+
+import gelu_ext
+from gelu_ext import _bench, _reference, _ufuncs
+from gelu_ext._cli import progress
+
+_bench.jax_single_thread()      # before anything imports jax
+
+N20, N24 = 1 << 20, 1 << 24
+NOT_INSTALLED = "peer not installed"
+
+
+class Row:
+    def __init__(self, num, what, measured, required, verdict, note=""):
+        self.num, self.what, self.measured, self.required, self.verdict, self.note = (
+            num, what, measured, required, verdict, note)
+
+
+def _verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def _speed(t_ours, t_other):
+    """Our speed relative to the other: > 1 means we are faster."""
+    return t_other / t_ours
+
+
+class Ratios:
+    def __init__(self, min_repeats):
+        self.tcfg = dict(min_sample=5e-3, min_repeats=min_repeats, max_repeats=max(min_repeats, 15), budget=2.0)
+        self.rows = []
+
+    def add(self, *a, **k):
+        row = Row(*a, **k)
+        self.rows.append(row)
+        progress(f"ratios: {row.num} {row.what}: {row.measured} ({row.verdict})")
+
+    def time_pair(self, calls):
+        return {k: v.median for k, v in _bench.measure(calls, **self.tcfg).items()}
+
+    def speed_row(self, num, what, op, dtype, n, peer, *, threads, required, goal=None, ours="ours",
+                  peer_threads=None):
+        """Row comparing ours (``ours`` = 'ours' or 'ours_alloc') with ``peer``."""
+        req = f">= {required:g}x" + (f" (goal {goal:g}x)" if goal else "")
+        if peer in _bench.PEERS and _bench.peer(peer) is None:
+            self.add(num, what, "-", req, NOT_INSTALLED)
+            return
+        d = _bench.make_inputs(op, dtype, n)
+        _bench.set_threads(threads)
+        try:
+            calls = {"ours": _bench.prepare(ours, op, d),
+                     "peer": _bench.prepare(peer, op, d, peer_threads or threads)}
+        except _bench.Unavailable as e:
+            self.add(num, what, "-", req, f"n/a: {e}")
+            return
+        if peer == "torch" and peer_threads is not None:
+            # ours stays at `threads`; PyTorch runs at its own count
+            _bench.peer("torch").set_num_threads(peer_threads)
+        t = self.time_pair(calls)
+        s = _speed(t["ours"], t["peer"])
+        self.add(num, what, f"{s:.2f}x", req, _verdict(s >= required))
+
+    def vs_call_row(self, num, what, ours_call, other_call, *, required, kind="speed"):
+        t = self.time_pair({"ours": ours_call, "other": other_call})
+        if kind == "speed":
+            s = _speed(t["ours"], t["other"])
+            self.add(num, what, f"{s:.2f}x", f">= {required:g}x", _verdict(s >= required))
+        else:     # time ratio, smaller is better
+            r = t["ours"] / t["other"]
+            self.add(num, what, f"{r:.2f}x", f"<= {required:g}x", _verdict(r <= required),
+                     note=f"{t['ours'] * 1e9:.0f} ns vs {t['other'] * 1e9:.0f} ns")
+
+
+def _ulp_all_paths(r):
+    """Criterion 1's accuracy clause: sampled exact f32 ULP on every ISA path
+    this CPU runs (the exhaustive check lives in the accuracy tests)."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-3, 3, 1 << 16), rng.uniform(-14, -5, 1 << 15),
+                        rng.uniform(-20, 20, 1 << 15), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    ref = _reference.ref_gelu_erf(x.astype(np.float64))
+    saved = _ufuncs._get_isa()
+    best = _ufuncs.ISA_NAMES.index(_ufuncs._best_isa())
+    try:
+        for isa in _ufuncs._compiled_isas():
+            if _ufuncs.ISA_NAMES.index(isa) > best:
+                r.add("1", f"exact f32 max ULP, ISA path {isa}", "-", "<= 1", "not runnable on this CPU")
+                continue
+            _ufuncs._set_isa(isa)
+            err = float(np.max(_reference.ulp_error_vec(gelu_ext.fast_gelu(x), ref, np.float32)))
+            r.add("1", f"exact f32 max ULP, ISA path {isa} ({x.size} samples)", f"{err:.3g}", "<= 1",
+                  _verdict(err <= 1.0))
+    finally:
+        _ufuncs._set_isa(saved)
+
+
+def _ulp_f64(r, n=150):
+    """Criterion 3's accuracy clause: exact f64 against mpmath on a sample."""
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-3, 3, n), rng.uniform(-30, -5, n // 2), rng.uniform(3, 30, n // 4)])
+    got = gelu_ext.fast_gelu(x)
+    err = max(_reference.ulp_error(g, _reference.mp_gelu_erf(v), np.float64) for g, v in zip(got, x))
+    r.add("3", f"exact f64 max ULP vs mpmath ({x.size} samples)", f"{err:.3g}", "<= 2", _verdict(err <= 2.0))
+
+
+def _alloc_peak(f):
+    """Peak bytes traced by tracemalloc while ``f`` runs, above the start."""
+    f()   # first call: lazily created objects (ufunc caches) are not the call's cost
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        r = f()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del r
+    return peak
+
+
+def _memory(r):
+    n = N20
+    d = _bench.make_inputs("gelu_grad", np.float32, n)
+    x, g, o = d["x"], d["g"], d["out"]
+    b = np.ones(1024, np.float32)
+    xb, ob = x.reshape(-1, 1024), o.reshape(-1, 1024)
+    small = 64 << 10          # O(1): at most a NumPy buffer's worth, never O(n)
+    peak = _alloc_peak(lambda: gelu_ext.fast_gelu(x))
+    r.add("7", f"fast_gelu(x) allocates only its result ({x.nbytes} B)", f"{peak} B",
+          f"<= {x.nbytes + 4096} B", _verdict(peak <= x.nbytes + 4096))
+    for label, f in (("fast_gelu(x, out=o)", lambda: gelu_ext.fast_gelu(x, out=o)),
+                     ("fast_gelu(x, 'tanh', out=o)", lambda: gelu_ext.fast_gelu(x, "tanh", out=o)),
+                     ("relu(x, out=o)", lambda: gelu_ext.relu(x, out=o)),
+                     ("fast_gelu(x, bias=b, out=o)", lambda: gelu_ext.fast_gelu(xb, bias=b, out=ob)),
+                     ("fast_gelu_grad(x, g, out=o)", lambda: gelu_ext.fast_gelu_grad(x, g, out=o))):
+        peak = _alloc_peak(f)
+        r.add("7", f"{label}: no O(n) allocation", f"{peak} B", f"<= {small} B", _verdict(peak <= small))
+
+
+def run(min_repeats):
+    r = Ratios(min_repeats)
+    for name in ("torch", "jax", "onnxruntime"):
+        progress(f"ratios: importing {name} ...")
+        _bench.peer(name)
+    _bench._load_torch()
+    info = _bench.machine_info()
+    all_threads = gelu_ext.get_num_threads()
+
+    # 1. exact GELU f32, 2^20, 1 thread vs PyTorch (out= on both sides)
+    r.speed_row("1", "exact GELU f32 2^20, 1 thread: ours / PyTorch (out=)", "gelu", np.float32, N20, "torch",
+                threads=1, required=1.0, goal=1.5)
+    _ulp_all_paths(r)
+    # 2. tanh GELU vs JAX (allocating, so ours allocates too)
+    for dt in (np.float32, np.float64):
+        r.speed_row("2", f"tanh GELU {np.dtype(dt).name} 2^20, 1 thread: ours / JAX (both allocate)",
+                    "gelu_tanh", dt, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
+    # 3. exact GELU f64 vs JAX
+    r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu", np.float64, N20, "jax",
+                threads=1, required=1.0, ours="ours_alloc")
+    _ulp_f64(r)
+    # 4. ReLU vs np.copyto of the same array
+    _bench.set_threads(1)
+    for dt in (np.float32, np.float64):
+        d = _bench.make_inputs("relu", dt, N20)
+        x, o = d["x"], d["out"]
+        r.vs_call_row("4", f"ReLU {np.dtype(dt).name} 2^20, 1 thread: ours / np.copyto",
+                      _bench.prepare("ours", "relu", d), lambda o=o, x=x: np.copyto(o, x), required=0.9)
+    # 5. 2^24 f32, out=, all threads: memory-bound
+    _bench.set_threads(None)
+    for okey in ("gelu", "gelu_tanh", "relu"):
+        d = _bench.make_inputs(okey, np.float32, N24)
+        x, o = d["x"], d["out"]
+        r.vs_call_row("5", f"{_bench.OPS[okey].title} f32 2^24, {all_threads} threads, out=: ours / np.copyto",
+                      _bench.prepare("ours", okey, d), lambda o=o, x=x: np.copyto(o, x), required=0.85)
+    tdef = _bench.torch_default_threads()
+    r.speed_row("5", f"exact GELU f32 2^24, out=: ours ({all_threads} thr) / PyTorch (its default, {tdef} thr)",
+                "gelu", np.float32, N24, "torch", threads=None, peer_threads=tdef, required=1.0)
+    _bench.set_threads(None)
+    if (os.cpu_count() or 1) < 2:
+        r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", "-", ">= 1.7x", "needs >= 2 cores")
+    else:
+        d = _bench.make_inputs("gelu", np.float32, N20)
+        x, o = d["x"], d["out"]
+
+        def with_threads(n):
+            def f():
+                gelu_ext.set_num_threads(n)
+                return gelu_ext.fast_gelu(x, out=o)
+            return f
+        t = r.time_pair({"1": with_threads(1), "2": with_threads(2)})
+        s = t["1"] / t["2"]
+        r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", f"{s:.2f}x", ">= 1.7x", _verdict(s >= 1.7))
+        gelu_ext.set_num_threads(0)
+    # 6. a 16-element call against np.tanh on it (both allocate their result)
+    _bench.set_threads(None)
+    x16 = np.linspace(-3, 3, 16, dtype=np.float32)
+    r.vs_call_row("6", "exact GELU f32 16 elements: fast_gelu(x) time / np.tanh(x) time",
+                  lambda: gelu_ext.fast_gelu(x16), lambda: np.tanh(x16), required=1.5, kind="time")
+    # 7. memory
+    _memory(r)
+
+    # issue 5: single thread, float32, out given
+    r.speed_row("i5", "exact GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_grad", np.float32,
+                N20, "torch", threads=1, required=1.0)
+    r.speed_row("i5", "tanh GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_tanh_grad",
+                np.float32, N20, "torch", threads=1, required=1.0)
+    _bench.set_threads(1)
+    for n, req in ((N24, 1.3), (N20, 1.0)):
+        d = _bench.make_inputs("bias_gelu", np.float32, n)
+        x, b, o = d["x"], d["b"], d["out"]
+        r.vs_call_row("i5", f"bias GELU f32 {_bench._size_label(n)} {x.shape}, 1 thread: "
+                      "fused / fast_gelu(x + b, out=o)",
+                      _bench.prepare("ours", "bias_gelu", d),
+                      lambda x=x, b=b, o=o: gelu_ext.fast_gelu(x + b, out=o), required=req)
+    for n in (N20, N24):
+        r.speed_row("i5", f"bias GELU f32 {_bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "bias_gelu",
+                    np.float32, n, "onnxruntime", threads=1, required=1.0)
+    _bench.set_threads(None)
+    return info, r.rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python bench/ratios.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
+    p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
+    args = p.parse_args(argv)
+    if args.repeats < 1:
+        p.error(f"--repeats must be >= 1, got {args.repeats}")
+    info, rows = run(args.repeats)
+    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5)  -  python bench/ratios.py")
+    print("\n".join(_bench.header_lines(info)))
+    if info["versions"].get("jax"):
+        print(f"JAX threads: {_bench.jax_threads_label()}; PyTorch default threads: "
+              f"{_bench.torch_default_threads()}")
+    print("method  : medians of interleaved repeats in one process after warm-up; x ~ 2 N(0,1); "
+          "'x' ratios > 1 mean ours is faster")
+    print()
+    w = max(len(rw.what) for rw in rows)
+    head = f"{'#':<3} {'criterion':<{w}} {'measured':>12} {'required':>22}  verdict"
+    print(head)
+    print("-" * len(head))
+    for rw in rows:
+        note = f"  ({rw.note})" if rw.note else ""
+        print(f"{rw.num:<3} {rw.what:<{w}} {rw.measured:>12} {rw.required:>22}  {rw.verdict}{note}")
+    fails = sum(rw.verdict == "FAIL" for rw in rows)
+    passes = sum(rw.verdict == "PASS" for rw in rows)
+    print(f"\n{passes} PASS, {fails} FAIL, {len(rows) - passes - fails} not measured")
+    return 1 if (args.strict and fails) else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("ratios: interrupted", file=sys.stderr)
+        sys.exit(130)

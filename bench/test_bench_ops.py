@@ -1,0 +1,76 @@
+"""pytest-benchmark suite: every op x dtype x size x threads, ours against the
+NumPy/SciPy baseline and each installed peer on the same input and
+preallocated output.
+
+Run ``pytest bench/`` (see bench/README.md).  Each table groups one
+op-dtype-size-threads cell, so it compares like with like.  Every benchmark
+first checks that the call computes the op (against the float64 twin, loose
+tolerance: peers differ in accuracy, not in what they compute), so a
+benchmark that silently measures the wrong thing fails.
+"""
+import numpy as np
+import pytest
+
+import gelu_ext
+from gelu_ext import _bench, _reference
+
+OPS = list(_bench.OPS)
+DTYPES = ["float32", "float64"]
+THREADS = ["1", "all"]
+# ours_alloc: ours without out=, the fair partner of JAX (which allocates).
+IMPLS = ["ours", "ours_alloc", "numpy", "torch", "jax", "onnxruntime"]
+_MODULE = {"torch": "torch", "jax": "jax", "onnxruntime": "onnxruntime"}
+
+
+def _expected(op, d):
+    """What op computes on d, in float64 (the slow twin)."""
+    x = d["x"].astype(np.float64)
+    k = op.key
+    if k == "bias_gelu":
+        x = (d["x"] + d["b"]).astype(np.float64)      # the sum rounded in dtype, as the op defines it
+    with np.errstate(all="ignore"):
+        if k in ("gelu", "bias_gelu"):
+            return _reference.ref_gelu_erf(x)
+        if k == "gelu_tanh":
+            return _reference.ref_gelu_tanh(x)
+        if k == "relu":
+            return _reference.ref_relu(x)
+        if k == "gelu_grad":
+            return _reference.ref_gelu_erf_grad(x) * d["g"]
+        if k == "gelu_tanh_grad":
+            return _reference.ref_gelu_tanh_grad(x) * d["g"]
+    raise AssertionError(k)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("threads", THREADS, ids=lambda t: f"t{t}")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_op(benchmark, machine, op, dtype, size, threads, impl):
+    if impl in _MODULE:
+        pytest.importorskip(_MODULE[impl])
+    if impl == "jax" and threads != "1" and machine.get("jax_threads", "").startswith("1"):
+        pytest.skip("JAX is pinned to 1 thread in this run (its thread pool is fixed when jax is imported)")
+    op_ = _bench.OPS[op]
+    n_threads = 1 if threads == "1" else None          # None: each library's default (all cores)
+    _bench.set_threads(n_threads)
+    d = _bench.make_inputs(op_, dtype, size)
+    try:
+        f = _bench.prepare(impl, op_, d, n_threads)
+    except _bench.Unavailable as e:
+        pytest.skip(f"{impl}: {e}")
+
+    got = _bench.as_numpy(f())                          # also the warm-up: JIT, page faults, thread start
+    np.testing.assert_allclose(got.astype(np.float64), _expected(op_, d), rtol=1e-3, atol=1e-5,
+                               err_msg=f"{impl} does not compute {op_.title}")
+
+    benchmark.group = f"{op}-{dtype}-{_bench._size_label(size)}-t{threads}"
+    benchmark.extra_info.update({
+        "impl": impl, "op": op, "dtype": dtype, "n": d["n"], "shape": list(d["x"].shape),
+        "threads": gelu_ext.get_num_threads() if impl.startswith("ours") else
+        (machine.get("jax_threads") if impl == "jax" else n_threads or "default"),
+        "isa": machine["isa"], "cpu": machine["cpu"], "numpy": machine["versions"]["numpy"],
+        "peer_version": machine["versions"].get(impl), "gelu_ext": machine["gelu_ext"],
+    })
+    benchmark(f)
+    _bench.set_threads(None)

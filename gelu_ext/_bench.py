@@ -1,0 +1,1082 @@
+"""``python -m gelu_ext bench``: throughput and accuracy against NumPy and the peers.
+
+Design:
+
+* One registry for every benchmark in the project.  ``OPS`` names the
+  operations, ``make_inputs`` builds their arrays and ``prepare(impl, op,
+  inputs)`` returns a zero-argument call for "ours", the NumPy/SciPy baseline
+  or a peer (PyTorch, JAX, ONNX Runtime).  ``bench/test_bench_ops.py`` (the
+  pytest-benchmark suite) and ``bench/ratios.py`` (issue 3's criteria) import
+  these, so the same words in two reports mean the same call.
+* Peers are optional and never dependencies: each is imported when first
+  asked for; a missing one is named once and its columns read "-".
+* Timing (``measure``): every call is warmed up (JIT compilation, page faults
+  of the output, thread-pool start), then run in samples long enough for
+  ``perf_counter``; the samples of all implementations of one cell are
+  *interleaved* (A B C, C B A, ...) and the median per implementation is
+  reported.  On a shared machine the load drifts; interleaving lets the drift
+  hit every column alike, so the *ratios* are trustworthy even when the
+  absolute times are not.  Outputs are preallocated wherever the library
+  allows it (``out=``, ONNX Runtime IOBinding); JAX cannot write into a given
+  buffer, so its speed-up is taken against ours allocating its result too.
+* Accuracy: float32 results are compared with the float64 twins
+  (``_reference.ref_*``, ``ulp_error_vec``) on a random sample; float64
+  results with the mpmath oracle on a small sample.  The bulk [-3, 3] and the
+  negative tail [-14, -5] are sampled separately because some peers flush the
+  tail to 0, which a single sample of the bulk would never show.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+import gelu_ext
+from gelu_ext import _reference
+from gelu_ext._cli import progress, require
+
+# --------------------------------------------------------------- the ops --
+
+
+class Op(NamedTuple):
+    key: str
+    title: str
+    arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
+    approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
+
+
+OPS = {
+    "gelu": Op("gelu", "exact GELU", 2, "none"),
+    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
+    "relu": Op("relu", "ReLU", 2, ""),
+    "gelu_grad": Op("gelu_grad", "exact GELU grad", 3, "none"),
+    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
+    "bias_gelu": Op("bias_gelu", "bias+exact GELU", 2, "none"),
+}
+
+IMPLS = ("ours", "numpy", "torch", "jax", "onnxruntime")
+PEERS = ("torch", "jax", "onnxruntime")
+# Short column titles in the tables.
+_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "torch": "torch",
+          "jax": "JAX", "onnxruntime": "ORT"}
+
+# The Transformer FFN width of issue 5's fused-bias measurement (BERT-base
+# intermediate size 3072 / 2): shape (n/1536, 1536), bias (1536,).
+BIAS_FEATURES = 1536
+# Without SciPy the exact-GELU baseline is np.vectorize(math.erf): about a
+# microsecond an element, so it only runs up to this size.
+VECTORIZE_MAX = 65536
+_SQRT1_2 = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_C = math.sqrt(2.0 / math.pi)
+_TANH_A = 0.044715
+
+
+class Unavailable(Exception):
+    """An implementation cannot run this op/dtype; the message says why (one line)."""
+
+
+def bias_shape(n):
+    """Shape of x for the fused-bias op with about ``n`` elements."""
+    if n < BIAS_FEATURES:
+        return (1, n)
+    return (max(1, round(n / BIAS_FEATURES)), BIAS_FEATURES)
+
+
+def make_inputs(op, dtype, n, seed=0):
+    """Arrays for one benchmark cell: x, grad g, bias b, preallocated out.
+
+    x ~ 2 N(0, 1): mostly the bulk with some tail, like pre-activations.
+    Returns a dict with ``n`` set to the actual element count (the fused-bias
+    shape rounds ``n`` to whole rows of BIAS_FEATURES)."""
+    op = OPS[op] if isinstance(op, str) else op
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    shape = bias_shape(n) if op.key == "bias_gelu" else (n,)
+    d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
+    if op.key.endswith("_grad"):
+        d["g"] = rng.standard_normal(shape).astype(dtype)
+    if op.key == "bias_gelu":
+        d["b"] = (0.1 * rng.standard_normal(shape[-1:])).astype(dtype)
+    d["out"] = np.empty(shape, dtype)
+    d["n"] = int(np.prod(shape))
+    return d
+
+
+# ------------------------------------------------------------------ peers --
+
+_peer_cache = {}
+_JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def jax_single_thread():
+    """Pin XLA's CPU thread pool to one thread.  Only effective before jax is
+    imported (XLA reads XLA_FLAGS once); a user's own XLA_FLAGS win."""
+    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = _JAX_ONE_THREAD
+
+
+def jax_threads_label():
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "intra_op_parallelism_threads=1" in flags or "multi_thread_eigen=false" in flags:
+        return "1 (XLA_FLAGS)"
+    return "XLA default (all cores)"
+
+
+def peer(name):
+    """The peer's module, or None when it is not installed (imported once)."""
+    if name not in _peer_cache:
+        mod = None
+        try:
+            if name == "torch":
+                import torch as mod
+            elif name == "jax":
+                import jax as mod
+                # float64 arrays stay float64 only with x64 on; float32 inputs
+                # stay float32 either way.
+                mod.config.update("jax_enable_x64", True)
+            elif name == "onnxruntime":
+                import onnxruntime as mod
+                import onnx  # noqa: F401  (the graph is built with onnx.helper)
+            elif name == "scipy":
+                import scipy.special  # noqa: F401
+                import scipy as mod
+            else:
+                raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
+        except ImportError:
+            mod = None
+        _peer_cache[name] = mod
+    return _peer_cache[name]
+
+
+def peer_version(name):
+    mod = peer(name)
+    return None if mod is None else getattr(mod, "__version__", "?")
+
+
+_TORCH_DEFAULT_THREADS = None
+
+
+def torch_default_threads():
+    """PyTorch's own default thread count (as imported, before we set it)."""
+    return _TORCH_DEFAULT_THREADS
+
+
+def set_threads(n):
+    """Threads for ours and PyTorch (ONNX Runtime takes them per session;
+    JAX's are fixed at import, see ``jax_single_thread``).  ``None`` restores
+    each library's default."""
+    gelu_ext.set_num_threads(n)
+    torch = _load_torch() if "torch" in _peer_cache else None
+    if torch is not None:
+        torch.set_num_threads(int(n) if n else _TORCH_DEFAULT_THREADS)
+
+
+def _load_torch():
+    global _TORCH_DEFAULT_THREADS
+    torch = peer("torch")
+    if torch is not None and _TORCH_DEFAULT_THREADS is None:
+        _TORCH_DEFAULT_THREADS = torch.get_num_threads()
+    return torch
+
+
+# ---------------------------------------------------------- implementations --
+
+def _prepare_ours(op, d, alloc=False):
+    x, g, b = d["x"], d.get("g"), d.get("b")
+    out = None if alloc else d["out"]
+    k = op.key
+    if k in ("gelu", "gelu_tanh"):
+        return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
+    if k == "relu":
+        return lambda: gelu_ext.relu(x, out=out)
+    if k.endswith("_grad"):
+        return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
+    if k == "bias_gelu":
+        return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
+    raise AssertionError(k)
+
+
+def _vectorized_erf():
+    verf = np.vectorize(math.erf, otypes=[np.float64])
+
+    def ndtr(v, out):
+        np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
+        return out
+    return ndtr
+
+
+def numpy_baseline_desc():
+    """What the NumPy baseline of each op is, for the report's footnote."""
+    if peer("scipy") is not None:
+        erf = "x*scipy.special.ndtr(x)"
+    else:
+        erf = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
+    return {
+        "gelu": erf,
+        "gelu_tanh": "the tanh formula as in-place NumPy ufunc calls",
+        "relu": "np.maximum(x, 0, out=o)",
+        "gelu_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
+        "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
+        "bias_gelu": "np.add(x, b, out=o) then exact GELU in place",
+    }
+
+
+def _prepare_numpy(op, d):
+    """The fastest plain NumPy/SciPy a user would write: in-place ufunc calls
+    into preallocated scratch, so the baseline is not penalised by temporaries."""
+    x, g, b, o = d["x"], d.get("g"), d.get("b"), d["out"]
+    k = op.key
+    if k == "relu":
+        return lambda: np.maximum(x, 0, out=o)
+    needs_erf = op.approximate == "none"
+    if needs_erf:
+        sp = peer("scipy")
+        if sp is not None:
+            ndtr = sp.special.ndtr
+        elif d["n"] > VECTORIZE_MAX:
+            raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
+        else:
+            ndtr = _vectorized_erf()
+    s1 = np.empty_like(o)
+    if k == "gelu":
+        def f():
+            ndtr(x, out=o)
+            return np.multiply(o, x, out=o)
+    elif k == "bias_gelu":
+        def f():
+            np.add(x, b, out=o)
+            ndtr(o, out=s1)
+            return np.multiply(o, s1, out=o)
+    elif k == "gelu_tanh":
+        def f():
+            # 0.5 x (1 + tanh(c (x + a x^3)))
+            np.multiply(x, x, out=o)
+            np.multiply(o, _TANH_A, out=o)
+            np.add(o, 1.0, out=o)
+            np.multiply(o, x, out=o)
+            np.multiply(o, _TANH_C, out=o)
+            np.tanh(o, out=o)
+            np.add(o, 1.0, out=o)
+            np.multiply(o, x, out=o)
+            np.multiply(o, 0.5, out=o)
+            return o
+    elif k == "gelu_grad":
+        def f():
+            np.multiply(x, x, out=s1)
+            np.multiply(s1, -0.5, out=s1)
+            np.exp(s1, out=s1)
+            np.multiply(s1, x, out=s1)
+            np.multiply(s1, _INV_SQRT_2PI, out=s1)
+            ndtr(x, out=o)
+            np.add(o, s1, out=o)
+            np.multiply(o, g, out=o)
+            return o
+    elif k == "gelu_tanh_grad":
+        s2 = np.empty_like(o)
+
+        def f():
+            # 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3a x^2), th = tanh(c (x + a x^3))
+            np.multiply(x, x, out=s1)
+            np.multiply(s1, 3.0 * _TANH_A, out=s2)
+            np.add(s2, 1.0, out=s2)
+            np.multiply(s2, _TANH_C, out=s2)
+            np.multiply(s1, _TANH_A, out=s1)
+            np.add(s1, 1.0, out=s1)
+            np.multiply(s1, x, out=s1)
+            np.multiply(s1, _TANH_C, out=s1)
+            np.tanh(s1, out=s1)
+            np.multiply(s1, s1, out=o)
+            np.subtract(1.0, o, out=o)
+            np.multiply(o, s2, out=o)
+            np.multiply(o, x, out=o)
+            np.add(o, s1, out=o)
+            np.add(o, 1.0, out=o)
+            np.multiply(o, 0.5, out=o)
+            np.multiply(o, g, out=o)
+            return o
+    else:
+        raise AssertionError(k)
+    return f
+
+
+def _prepare_torch(op, d):
+    torch = _load_torch()
+    if torch is None:
+        raise Unavailable("torch not installed")
+    aten = torch.ops.aten
+    x, o = torch.from_numpy(d["x"]), torch.from_numpy(d["out"])
+    k, ap = op.key, op.approximate
+    if k in ("gelu", "gelu_tanh"):
+        return lambda: aten.gelu.out(x, approximate=ap, out=o)
+    if k == "relu":
+        return lambda: aten.relu.out(x, out=o)
+    if k.endswith("_grad"):
+        g = torch.from_numpy(d["g"])
+        return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
+    if k == "bias_gelu":
+        b = torch.from_numpy(d["b"])
+
+        def f():
+            # PyTorch has no fused CPU bias-GELU: the add, then GELU, in place.
+            torch.add(x, b, out=o)
+            return aten.gelu.out(o, approximate="none", out=o)
+        return f
+    raise AssertionError(k)
+
+
+_jax_fns = {}
+
+
+def _jax_fn(op):
+    if op.key not in _jax_fns:
+        jax = peer("jax")
+        approx = op.approximate == "tanh"
+
+        def gelu(v):
+            return jax.nn.gelu(v, approximate=approx)
+        k = op.key
+        if k in ("gelu", "gelu_tanh"):
+            fn = gelu
+        elif k == "relu":
+            fn = jax.nn.relu
+        elif k.endswith("_grad"):
+            def fn(v, g):
+                return jax.vjp(gelu, v)[1](g)[0]
+        elif k == "bias_gelu":
+            def fn(v, b):
+                return gelu(v + b)
+        _jax_fns[op.key] = jax.jit(fn)
+    return _jax_fns[op.key]
+
+
+def _prepare_jax(op, d):
+    jax = peer("jax")
+    if jax is None:
+        raise Unavailable("jax not installed")
+    fn = _jax_fn(op)
+    args = [jax.device_put(d["x"])]
+    if "g" in d:
+        args.append(jax.device_put(d["g"]))
+    if "b" in d:
+        args.append(jax.device_put(d["b"]))
+    return lambda: fn(*args).block_until_ready()
+
+
+_ort_sessions = {}
+
+
+def _ort_session(node_op, domain, dtype, shape, bias_shape_, threads):
+    key = (node_op, domain, dtype.str, shape, bias_shape_, threads)
+    if key not in _ort_sessions:
+        ort = peer("onnxruntime")
+        from onnx import helper
+        T = helper.np_dtype_to_tensor_dtype(dtype)
+        inputs = [helper.make_tensor_value_info("X", T, list(shape))]
+        names = ["X"]
+        if bias_shape_ is not None:
+            inputs.append(helper.make_tensor_value_info("B", T, list(bias_shape_)))
+            names.append("B")
+        graph = helper.make_graph([helper.make_node(node_op, names, ["Y"], domain=domain)], "gelu_ext_bench",
+                                  inputs, [helper.make_tensor_value_info("Y", T, list(shape))])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(threads or 0)
+        so.inter_op_num_threads = 1
+        so.log_severity_level = 3
+        # Spinning worker threads would steal the shared cores from the
+        # implementation timed next in the interleaved loop.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            _ort_sessions[key] = ort.InferenceSession(model.SerializeToString(), so,
+                                                      providers=["CPUExecutionProvider"])
+        except Exception as e:   # ORT raises its own exception types
+            why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            _ort_sessions[key] = Unavailable(f"no {dtype.name} kernel" if dtype != np.float32
+                                             else f"session failed: {why[:80]}")
+    s = _ort_sessions[key]
+    if isinstance(s, Unavailable):
+        raise s
+    return s
+
+
+def _prepare_ort(op, d, threads):
+    if peer("onnxruntime") is None:
+        raise Unavailable("onnxruntime not installed")
+    x, o = d["x"], d["out"]
+    k = op.key
+    node = {"gelu": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
+            "relu": ("Relu", ""), "bias_gelu": ("BiasGelu", "com.microsoft")}.get(k)
+    if node is None:
+        raise Unavailable("no GELU gradient op in the inference build")
+    b = d.get("b")
+    sess = _ort_session(node[0], node[1], x.dtype, x.shape, None if b is None else b.shape, threads)
+    io = sess.io_binding()
+    io.bind_cpu_input("X", x)
+    if b is not None:
+        io.bind_cpu_input("B", b)
+    # Bound to our preallocated buffer: ORT writes there, like out=.
+    io.bind_output("Y", "cpu", 0, x.dtype, o.shape, o.ctypes.data)
+
+    def f():
+        sess.run_with_iobinding(io)
+        return o
+    return f
+
+
+def prepare(impl, op, d, threads=None):
+    """A zero-argument call computing ``op`` on the arrays ``d`` with ``impl``.
+
+    ``impl`` is one of IMPLS or "ours_alloc" (ours without ``out=``).  The
+    call returns the result (an array, a tensor or a JAX array).  Raises
+    Unavailable when the implementation cannot do it (not installed, no
+    kernel for the dtype, no such op)."""
+    op = OPS[op] if isinstance(op, str) else op
+    if impl == "ours":
+        return _prepare_ours(op, d)
+    if impl == "ours_alloc":
+        return _prepare_ours(op, d, alloc=True)
+    if impl == "numpy":
+        return _prepare_numpy(op, d)
+    if impl == "torch":
+        return _prepare_torch(op, d)
+    if impl == "jax":
+        return _prepare_jax(op, d)
+    if impl == "onnxruntime":
+        return _prepare_ort(op, d, threads)
+    raise ValueError(f"impl must be one of {IMPLS + ('ours_alloc',)}, got {impl!r}")
+
+
+def as_numpy(r):
+    """Result of a prepared call as a NumPy array."""
+    if hasattr(r, "numpy") and not isinstance(r, np.ndarray):
+        return r.numpy()
+    return np.asarray(r)
+
+
+# ---------------------------------------------------------------- timing --
+
+class Timing(NamedTuple):
+    median: float        # seconds per call
+    q1: float
+    q3: float
+    repeats: int
+    loops: int           # calls per timed sample
+
+
+def _calibrate(f, min_sample):
+    """Calls per sample so that one sample lasts >= min_sample seconds."""
+    loops = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            f()
+        dt = time.perf_counter() - t0
+        if dt >= min_sample or loops >= 1 << 20:
+            return loops, dt / loops
+        loops = max(loops * 2, int(loops * 1.2 * min_sample / max(dt, 1e-9)))
+
+
+def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5):
+    """Median seconds per call of each entry of ``calls`` (name -> function).
+
+    Warm-up, calibration, then ``min_repeats``..``max_repeats`` rounds (as
+    many as fit in ``budget`` seconds) in which every implementation takes one
+    timed sample, alternating the order each round."""
+    names = list(calls)
+    loops, cost = {}, 0.0
+    for k in names:
+        calls[k]()                         # warm-up
+        loops[k], per_call = _calibrate(calls[k], min_sample)
+        cost += loops[k] * per_call
+    repeats = int(min(max_repeats, max(min_repeats, budget / max(cost, 1e-9))))
+    samples = {k: [] for k in names}
+    for r in range(repeats):
+        for k in (names if r % 2 == 0 else names[::-1]):
+            f, n = calls[k], loops[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            samples[k].append((time.perf_counter() - t0) / n)
+    out = {}
+    for k in names:
+        q1, med, q3 = np.percentile(samples[k], [25, 50, 75])
+        out[k] = Timing(float(med), float(q1), float(q3), repeats, loops[k])
+    return out
+
+
+# -------------------------------------------------------------- accuracy --
+
+REGIONS = {"bulk": (-3.0, 3.0), "tail": (-14.0, -5.0)}
+
+
+def _ulp_array(v, dtype):
+    fi = np.finfo(dtype)
+    with np.errstate(invalid="ignore"):
+        _, e = np.frexp(np.abs(np.asarray(v, np.float64)))
+        return np.maximum(np.ldexp(1.0, e - 1 - fi.nmant), float(fi.smallest_subnormal))
+
+
+def _ulp_err_vec(got, ref, dtype, scale=None):
+    """ulp_error_vec, optionally in ULPs of ``scale`` instead of ``ref``."""
+    e = _reference.ulp_error_vec(got, ref, dtype)
+    if scale is None:
+        return e
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(np.isfinite(e), e * (_ulp_array(ref, dtype) / _ulp_array(scale, dtype)), e)
+
+
+def _sample(op, dtype, region, n, rng):
+    """Sample inputs for ``op`` in ``region`` (x, and b for the bias op) plus
+    u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
+    lo, hi = REGIONS[region]
+    t = rng.uniform(lo, hi, max(n, 8))
+    if op.key == "bias_gelu":
+        k = 256 if n >= 1024 else 8       # bias length: whole rows of the sample
+        t = t[: max(k, n - n % k)].reshape(-1, k)
+        b = rng.uniform(-0.25, 0.25, k).astype(dtype)
+        x = (t - b).astype(dtype)
+        return x, b, (x + b)
+    x = t.astype(dtype)
+    return x, None, x
+
+
+def _ref_f32(op, u):
+    """(reference, scale or None) in float64 for the float32 sample u."""
+    u = u.astype(np.float64)
+    k = op.key
+    with np.errstate(all="ignore"):
+        if k in ("gelu", "bias_gelu"):
+            return _reference.ref_gelu_erf(u), None
+        if k == "gelu_tanh":
+            return _reference.ref_gelu_tanh(u), None
+        if k == "relu":
+            return _reference.ref_relu(u), None
+        if k == "gelu_grad":
+            phi_ = _reference._ndtr(u)
+            xphi = u * np.exp(-0.5 * u * u) * _INV_SQRT_2PI
+            return phi_ + xphi, np.maximum(np.abs(phi_), np.abs(xphi))
+        if k == "gelu_tanh_grad":
+            s = _reference._sigmoid_w(u)
+            dw = 2.0 * _TANH_C * (1.0 + 3.0 * _TANH_A * u * u)
+            t2 = u * s * (1.0 - s) * dw
+            return s + t2, np.maximum(np.abs(s), np.abs(t2))
+    raise AssertionError(k)
+
+
+def _ref_mp(op, u):
+    """(exact mpf, scale mpf or None) per element of the float64 sample u."""
+    k = op.key
+    out = []
+    for v in u.ravel().tolist():
+        if k in ("gelu", "bias_gelu"):
+            out.append((_reference.mp_gelu_erf(v), None))
+        elif k == "gelu_tanh":
+            out.append((_reference.mp_gelu_tanh(v), None))
+        elif k == "relu":
+            out.append((max(v, 0.0), None))
+        else:
+            a, b = (_reference.mp_gelu_erf_grad_terms(v) if k == "gelu_grad"
+                    else _reference.mp_gelu_tanh_grad_terms(v))
+            out.append((a + b, max(abs(a), abs(b))))
+    return out
+
+
+def _have_mpmath():
+    try:
+        import mpmath  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+class Accuracy(NamedTuple):
+    max_ulp: float
+    flushed: int         # results 0 where the true value is not
+
+
+def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
+    """Sampled max ULP error per implementation and region.
+
+    Returns {impl: {region: Accuracy or Unavailable}}.  float32 uses ``n32``
+    points per region against the float64 twin, float64 ``n64`` points against
+    mpmath.  Gradients are called with grad = 1 (the derivative itself) and
+    their error is in ULPs of max(|Phi|, |x phi|) (issue 5's bound)."""
+    op = OPS[op] if isinstance(op, str) else op
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    res = {impl: {} for impl in impls}
+    if dtype != np.float32 and op.key != "relu" and not _have_mpmath():
+        missing = Unavailable("mpmath not installed (pip install 'gelu_ext[test]')")
+        return {impl: {region: missing for region in REGIONS} for impl in impls}
+    for region in REGIONS:
+        x, b, u = _sample(op, dtype, region, n32 if dtype == np.float32 else n64, rng)
+        d = {"x": x, "out": np.empty_like(x), "n": x.size}
+        if op.key.endswith("_grad"):
+            d["g"] = np.ones_like(x)
+        if b is not None:
+            d["b"] = b
+        if dtype == np.float32:
+            ref, scale = _ref_f32(op, u)
+        else:
+            refs = _ref_mp(op, u) if op.key != "relu" else None
+        for impl in impls:
+            try:
+                with np.errstate(all="ignore"):
+                    got = as_numpy(prepare(impl, op, d, threads)()).astype(np.float64)
+            except Unavailable as e:
+                res[impl][region] = e
+                continue
+            if dtype == np.float32 or op.key == "relu":
+                if op.key == "relu" and dtype != np.float32:
+                    ref, scale = _reference.ref_relu(u), None   # exact in any dtype
+                err = _ulp_err_vec(got, ref, dtype, scale)
+                # a 0 that is the correctly rounded tiny value is not a flush
+                flushed = int(np.count_nonzero((got == 0) & (ref != 0) & (err > 1)))
+                res[impl][region] = Accuracy(float(np.max(err)), flushed)
+            else:
+                errs, flushed = [], 0
+                for gv, (exact, sc) in zip(got.ravel().tolist(), refs):
+                    errs.append(_reference.ulp_error(gv, exact, dtype, scale=sc))
+                    flushed += gv == 0 and exact != 0 and errs[-1] > 1
+                res[impl][region] = Accuracy(max(errs), flushed)
+    return res
+
+
+# ---------------------------------------------------------- machine info --
+
+def _cache_sizes():
+    """{'L1d': bytes, 'L2': bytes, 'L3': bytes} from sysfs (Linux), else {}."""
+    sizes = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            with open(f"{base}/{entry}/level") as f:
+                level = f.read().strip()
+            with open(f"{base}/{entry}/type") as f:
+                kind = f.read().strip()
+            with open(f"{base}/{entry}/size") as f:
+                size = f.read().strip()
+            if kind == "Instruction":
+                continue
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            sizes[f"L{level}" + ("d" if level == "1" else "")] = int(size.rstrip("KMG")) * mult
+    except (OSError, ValueError):
+        pass
+    return sizes
+
+
+def where_in_memory(nbytes, caches):
+    """The smallest cache level holding ``nbytes`` ("DRAM" beyond the last)."""
+    for name in ("L1d", "L2", "L3"):
+        if name in caches and nbytes <= caches[name]:
+            return name
+    return "DRAM" if caches else "?"
+
+
+def machine_info():
+    """Machine, configuration and versions: the header of every report."""
+    cfg = gelu_ext.show_config(print_=False)
+    info = {
+        "cpu": cfg["cpu"], "machine": cfg["machine"], "logical_cpus": os.cpu_count(),
+        "caches": _cache_sizes(), "python": platform.python_version(),
+        "gelu_ext": cfg["version"], "isa": cfg["isa"], "best_isa": cfg["best_isa"],
+        "compiled_isas": cfg["compiled_isas"], "openmp": cfg["openmp"],
+        "num_threads": cfg["num_threads"], "parallel_threshold": cfg["parallel_threshold"],
+        "versions": {"numpy": np.__version__},
+    }
+    for name in ("scipy",) + PEERS:
+        v = peer_version(name)
+        info["versions"][name] = v
+    if info["versions"].get("torch"):
+        info["torch_threads"] = peer("torch").get_num_threads()
+    if info["versions"].get("jax"):
+        info["jax_threads"] = jax_threads_label()
+    return info
+
+
+def _fmt_bytes(n):
+    for unit, m in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= m:
+            return f"{n / m:g} {unit}"
+    return f"{n} B"
+
+
+def header_lines(info):
+    caches = ", ".join(f"{k} {_fmt_bytes(v)}" for k, v in info["caches"].items()) or "unknown"
+    vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
+    missing = [k for k, v in info["versions"].items() if not v]
+    lines = [
+        f"machine : {info['cpu']} ({info['machine']}), {info['logical_cpus']} logical CPUs; caches {caches}",
+        f"gelu_ext: {info['gelu_ext']}, ISA path {info['isa']} (best {info['best_isa']}, compiled "
+        f"{', '.join(info['compiled_isas'])}), OpenMP {'on' if info['openmp'] else 'off'}, "
+        f"threads {info['num_threads']}, parallel threshold {info['parallel_threshold']}",
+        f"versions: python {info['python']}, {vers}",
+    ]
+    if missing:
+        lines.append(f"missing : {', '.join(missing)} (optional; columns show '-')")
+    return lines
+
+
+# ----------------------------------------------------------------- report --
+
+def _g(v, width=7):
+    """A number in 3 significant digits, '-' for missing."""
+    if v is None:
+        return f"{'-':>{width}}"
+    if isinstance(v, float) and math.isinf(v):
+        return f"{'inf':>{width}}"
+    if v == 0:
+        return f"{'0':>{width}}"
+    if abs(v) >= 1e4 or abs(v) < 1e-2:
+        return f"{v:>{width}.2g}"
+    return f"{v:>{width}.3g}"
+
+
+def _ulp_str(a):
+    if a is None or isinstance(a, Unavailable):
+        return "-"
+    s = "inf" if math.isinf(a.max_ulp) else (f"{a.max_ulp:.2g}" if a.max_ulp >= 1e3 else f"{a.max_ulp:.3g}")
+    return s + ("*" if a.flushed else "")
+
+
+def _size_label(n):
+    k = int(math.log2(n)) if n > 0 else 0
+    return f"2^{k}" if n == 1 << k and n >= 1024 else str(n)
+
+
+def _parse_size(s):
+    s = s.strip().lower()
+    try:
+        if "^" in s or "**" in s:
+            base, exp = s.replace("**", "^").split("^")
+            v = int(base) ** int(exp)
+        elif s[-1:] in ("k", "m"):
+            v = int(s[:-1]) * (1 << (10 if s[-1] == "k" else 20))
+        else:
+            v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"sizes must be positive integers like 4096, 2^20 or 1M, got {s!r}")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"sizes must be positive, got {s!r}")
+    return v
+
+
+def _sizes(text):
+    return [_parse_size(s) for s in text.split(",") if s.strip()]
+
+
+def _threads(text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"threads must be an integer >= 1, got {text!r}")
+    return v
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="python -m gelu_ext bench",
+        description="Throughput (Gelem/s, GB/s) and sampled max ULP error of gelu_ext against the NumPy/SciPy "
+                    "baseline and PyTorch, JAX and ONNX Runtime when installed; GELU vs ReLU cost per size.")
+    p.add_argument("--quick", action="store_true", help="two sizes, short timings, small samples (<= 15 s)")
+    p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
+                   help="comma-separated element counts, e.g. 4096,2^20,16M (default 16,4096,65536,2^20,2^24)")
+    p.add_argument("--dtype", choices=("float32", "float64", "all"), default="all", help="default: all")
+    p.add_argument("--ops", type=lambda s: [t.strip() for t in s.split(",")], metavar="OP,...",
+                   help=f"subset of {','.join(OPS)} (default: all)")
+    p.add_argument("--peers", type=lambda s: [t.strip() for t in s.split(",") if t.strip()], metavar="NAME,...",
+                   help=f"subset of {','.join(PEERS)}, or 'none' (default: every installed one)")
+    p.add_argument("--threads", type=_threads, help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
+                   "default, all cores); 1 also pins JAX to one thread")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="throughput plot (needs matplotlib: the 'plot' extra); "
+                   "also FILE-curves.png with the activations and their derivatives")
+    return p
+
+
+def _curves_path(path):
+    root, ext = os.path.splitext(path)
+    return f"{root}-curves{ext or '.png'}"
+
+
+def main(argv=None):
+    p = _parser()
+    args = p.parse_args(argv)
+    ops = args.ops or list(OPS)
+    bad = [o for o in ops if o not in OPS]
+    if bad:
+        p.error(f"--ops must be a subset of {','.join(OPS)}, got {','.join(bad)!r}")
+    peers = PEERS if args.peers is None else ([] if args.peers == ["none"] else args.peers)
+    bad = [q for q in peers if q not in PEERS]
+    if bad:
+        p.error(f"--peers must be a subset of {','.join(PEERS)} or 'none', got {','.join(bad)!r}")
+    if args.plot:
+        require("matplotlib", "plot")       # fail before the long run, not after
+    dtypes = ["float32", "float64"] if args.dtype == "all" else [args.dtype]
+    quick = args.quick
+    sizes = args.sizes or ([4096, 1 << 18] if quick else [16, 4096, 65536, 1 << 20, 1 << 24])
+    tcfg = (dict(min_sample=1e-3, min_repeats=3, max_repeats=9, budget=0.08) if quick
+            else dict(min_sample=5e-3, min_repeats=5, max_repeats=25, budget=1.0))
+    n32, n64 = (1 << 12, 24) if quick else (1 << 16, 200)
+    t_start = time.perf_counter()
+
+    threads = args.threads or gelu_ext.get_num_threads()
+    if threads == 1:
+        jax_single_thread()
+    for name in ("scipy",) + tuple(peers):
+        progress(f"bench: importing {name} ...  ({time.perf_counter() - t_start:.1f} s)")
+        peer(name)
+    if "torch" in peers:
+        _load_torch()
+    set_threads(threads)
+    info = machine_info()
+    for q in PEERS:
+        if q not in peers:
+            info["versions"].pop(q, None)
+    installed = [q for q in peers if peer(q) is not None]
+    absent = [q for q in peers if peer(q) is None]
+    if absent:
+        progress(f"bench: not installed, skipped: {', '.join(absent)}")
+    impls = ["ours", "numpy"] + installed
+    timed = ["ours"] + (["ours_alloc"] if "jax" in installed else []) + impls[1:]
+
+    results, acc_all, skipped = [], {}, {}
+    cells = [(dt, o, n) for dt in dtypes for o in ops for n in sizes]
+    for i, (dt, okey, n) in enumerate(cells, 1):
+        op = OPS[okey]
+        progress(f"bench: [{i}/{len(cells)}] {dt} {op.title} n={n}  ({time.perf_counter() - t_start:.1f} s)")
+        d = make_inputs(op, dt, n)
+        calls = {}
+        for impl in timed:
+            try:
+                calls[impl] = prepare(impl, op, d, threads)
+            except Unavailable as e:
+                skipped[(dt, okey, impl)] = str(e)
+        tm = measure(calls, **tcfg)
+        for impl, t in tm.items():
+            results.append({"dtype": dt, "op": okey, "n": d["n"], "size": n, "impl": impl, "threads": threads,
+                            "median_s": t.median, "q1_s": t.q1, "q3_s": t.q3, "repeats": t.repeats,
+                            "loops": t.loops, "gelem_s": d["n"] / t.median / 1e9,
+                            "gb_s": op.arrays * d["n"] * np.dtype(dt).itemsize / t.median / 1e9})
+        del d, calls
+    for dt in dtypes:
+        for okey in ops:
+            progress(f"bench: accuracy {dt} {OPS[okey].title}  ({time.perf_counter() - t_start:.1f} s)")
+            acc_all[(dt, okey)] = accuracy(okey, dt, impls, n32=n32, n64=n64, threads=threads)
+
+    out = []
+    title = "python -m gelu_ext bench" + (" " + " ".join(argv) if argv else "")
+    out.append(f"gelu_ext benchmark  ({title})")
+    out += header_lines(info)
+    peer_desc = []
+    if "torch" in installed:
+        peer_desc.append(f"torch (aten *.out, {threads} threads)")
+    if "jax" in installed:
+        peer_desc.append(f"JAX (jit, threads {jax_threads_label()}, allocates its result)")
+    if "onnxruntime" in installed:
+        peer_desc.append(f"ORT (com.microsoft Gelu/FastGelu/BiasGelu, Relu; intra_op {threads}, IOBinding)")
+    out.append(f"peers   : {'; '.join(peer_desc) or 'none'}")
+    out.append(f"threads : ours {threads}; NumPy/SciPy single-threaded")
+    out.append(f"method  : median of interleaved repeats after warm-up, preallocated outputs, x ~ 2 N(0,1); "
+               "Gelem/s = elements / median time")
+    byk = {(r["dtype"], r["op"], r["size"], r["impl"]): r for r in results}
+    for dt in dtypes:
+        out.append("")
+        out.append(f"== {dt}: throughput (Gelem/s; 'x' = our speed-up over that column) ==")
+        cols = ["numpy"] + installed
+        h = f"{'op':<16} {'n':>6} {'ours':>7} {'GB/s':>6}"
+        for c in cols:
+            h += f" | {_TITLE[c]:>7} {'x':>5}"
+        out.append(h)
+        out.append("-" * len(h))
+        for okey in ops:
+            for n in sizes:
+                ours = byk.get((dt, okey, n, "ours"))
+                line = f"{OPS[okey].title:<16} {_size_label(n):>6} {_g(ours['gelem_s'])} {_g(ours['gb_s'], 6)}"
+                for c in cols:
+                    r = byk.get((dt, okey, n, c))
+                    if r is None:
+                        line += f" | {'-':>7} {'':>5}"
+                        continue
+                    ref = byk[(dt, okey, n, "ours_alloc" if c == "jax" else "ours")]
+                    line += f" | {_g(r['gelem_s'])} {_g(r['median_s'] / ref['median_s'], 5)}"
+                out.append(line)
+        out.append("")
+        out.append(f"== {dt}: sampled max ULP error, bulk [-3,3] / tail [-14,-5] "
+                   f"({n32 if dt == 'float32' else n64} points each; reference: "
+                   f"{'float64 twin' if dt == 'float32' else 'mpmath'}) ==")
+        h = f"{'op':<16}" + "".join(f" {_TITLE[c]:>17}" for c in impls)
+        out.append(h)
+        out.append("-" * len(h))
+        for okey in ops:
+            a = acc_all[(dt, okey)]
+            line = f"{OPS[okey].title:<16}"
+            for c in impls:
+                bulk, tail = a[c].get("bulk"), a[c].get("tail")
+                cell = "-" if isinstance(bulk, Unavailable) else f"{_ulp_str(bulk)} / {_ulp_str(tail)}"
+                line += f" {cell:>17}"
+            out.append(line)
+        out.append("  * = returns 0 where the true value is not, off by > 1 ULP (flushes the tail); "
+                   "gradients in ULPs of max(|Phi|,|x phi|) (with grad = 1)")
+
+    # -- the article's claim: GELU costs more than ReLU
+    ratios = []
+    if "relu" in ops and ({"gelu", "gelu_tanh"} & set(ops)):
+        out.append("")
+        out.append("== does GELU cost more than ReLU? time(GELU) / time(ReLU), same array, out= ==")
+        caches = info["caches"]
+        cols = [c for c in ["ours", "numpy"] + installed]
+        h = f"{'dtype':<8} {'n':>6} {'in':>5}" + "".join(f" {_TITLE[c] + ' erf/tanh':>17}" for c in cols)
+        out.append(h)
+        out.append("-" * len(h))
+        for dt in dtypes:
+            for n in sizes:
+                relu_r = {c: byk.get((dt, "relu", n, c)) for c in cols}
+                nbytes = 2 * n * np.dtype(dt).itemsize
+                where = where_in_memory(nbytes, caches)
+                line = f"{dt:<8} {_size_label(n):>6} {where:>5}"
+                for c in cols:
+                    rr = relu_r[c]
+                    vals = []
+                    for g in ("gelu", "gelu_tanh"):
+                        r = byk.get((dt, g, n, c))
+                        v = None if (r is None or rr is None) else r["median_s"] / rr["median_s"]
+                        vals.append(v)
+                        if v is not None:
+                            ratios.append({"dtype": dt, "n": n, "where": where, "impl": c, "op": g, "ratio": v})
+                    line += f" {_g(vals[0], 8)}/{_g(vals[1], 8).strip():<8}"
+                out.append(line)
+        for dt in dtypes:
+            for label, wheres in (("in cache (L1/L2)", ("L1d", "L2")), ("L3", ("L3",)),
+                                  ("memory-bound (DRAM)", ("DRAM",))):
+                rs = [r["ratio"] for r in ratios if r["dtype"] == dt and r["impl"] == "ours"
+                      and r["op"] == "gelu" and r["where"] in wheres]
+                if rs:
+                    span = f"{min(rs):.3g}" + (f"-{max(rs):.3g}" if len(rs) > 1 else "")
+                    out.append(f"  {dt} {label}: our exact GELU takes {span}x ReLU's time")
+                elif label.startswith("memory"):
+                    out.append(f"  {dt} {label}: no size beyond the last cache in this run "
+                               f"(try --sizes 2^24)")
+    out.append("")
+    out.append("NumPy baselines: " + "; ".join(f"{OPS[k].title}: {v}" for k, v in numpy_baseline_desc().items()
+                                              if k in ops))
+    if "jax" in installed:
+        out.append("JAX allocates its result, so its 'x' column compares with ours allocating too "
+                   "(fast_gelu(x) without out=).")
+    if "torch" in installed and "bias_gelu" in ops:
+        out.append("PyTorch has no fused CPU bias-GELU: its bias row is torch.add then GELU in place.")
+    if "float64" in dtypes and not _have_mpmath():
+        out.append("float64 ULP columns need mpmath (the oracle): pip install 'gelu_ext[test]'")
+    if skipped:
+        seen = {}
+        for (dt, okey, impl), why in skipped.items():
+            seen.setdefault((impl, why), []).append(f"{OPS[okey].title} {dt}")
+        for (impl, why), where in seen.items():
+            out.append(f"{_TITLE[impl]} skipped for {', '.join(sorted(set(where)))}: {why}")
+    out.append(f"(run took {time.perf_counter() - t_start:.1f} s)")
+    print("\n".join(out))
+
+    if args.json:
+        acc_rows = []
+        for (dt, okey), a in acc_all.items():
+            for impl, regs in a.items():
+                for region, v in regs.items():
+                    acc_rows.append({"dtype": dt, "op": okey, "impl": impl, "region": region,
+                                     "range": REGIONS[region],
+                                     "max_ulp": None if isinstance(v, Unavailable) else v.max_ulp,
+                                     "flushed": None if isinstance(v, Unavailable) else v.flushed,
+                                     "unavailable": str(v) if isinstance(v, Unavailable) else None})
+        doc = {"command": title, "machine": info, "threads": threads, "sizes": sizes, "dtypes": dtypes,
+               "timing": tcfg, "baselines": numpy_baseline_desc(), "throughput": results,
+               "accuracy": acc_rows, "gelu_vs_relu": ratios,
+               "skipped": [{"dtype": dt, "op": o, "impl": i, "reason": w} for (dt, o, i), w in skipped.items()]}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1, default=lambda v: v if not isinstance(v, float) or math.isfinite(v)
+                      else str(v))
+        progress(f"bench: wrote {args.json}")
+    if args.plot:
+        _plot(args.plot, results, ops, dtypes, info)
+        progress(f"bench: wrote {args.plot} and {_curves_path(args.plot)}")
+    return 0
+
+
+# ------------------------------------------------------------------ plots --
+
+def _plot(path, results, ops, dtypes, info):
+    mpl = require("matplotlib", "plot")
+    mpl.use("Agg")
+    plt = require("matplotlib.pyplot", "plot", "matplotlib")
+    ncol = min(3, len(ops))
+    nrow = math.ceil(len(ops) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5 * ncol, 3.8 * nrow), squeeze=False)
+    styles = {"float32": "-", "float64": "--"}
+    impl_order = ("ours", "ours_alloc", "numpy") + PEERS
+    colors = {impl: f"C{i}" for i, impl in enumerate(impl_order)}    # one colour per implementation
+    for ax, okey in zip(axes.flat, ops):
+        for impl in impl_order:
+            for dt in dtypes:
+                rows = sorted((r for r in results if r["op"] == okey and r["impl"] == impl and r["dtype"] == dt),
+                              key=lambda r: r["n"])
+                if rows:
+                    ax.plot([r["n"] for r in rows], [r["gelem_s"] for r in rows], styles[dt], marker="o",
+                            ms=3, color=colors[impl], label=f"{_TITLE[impl]} {dt}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(OPS[okey].title)
+        ax.set_xlabel("elements")
+        ax.set_ylabel("Gelem/s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(ops):]:
+        ax.set_visible(False)
+    fig.suptitle(f"gelu_ext {info['gelu_ext']} on {info['cpu']}, ISA {info['isa']}, "
+                 f"{info['num_threads']} threads")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+    # The three activations and their derivatives, with the article's points.
+    x = np.linspace(-4.0, 3.0, 1401)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    a1.plot(x, gelu_ext.relu(x), label="ReLU")
+    a1.plot(x, gelu_ext.fast_gelu(x), label="GELU (exact)")
+    a1.plot(x, gelu_ext.fast_gelu(x, "tanh"), ":", label="GELU (tanh)")
+    g_m1, g_2 = float(gelu_ext.fast_gelu(-1.0)), float(gelu_ext.fast_gelu(2.0))
+    xm = np.linspace(-0.8, -0.7, 100001)
+    i = int(np.argmin(gelu_ext.fast_gelu(xm)))
+    x_min, y_min = float(xm[i]), float(gelu_ext.fast_gelu(xm[i]))
+    # (x, y, label, label offset in points): offsets keep neighbouring labels apart
+    pts = [(-1.0, 0.0, "ReLU(-1)=0", (-20, 8)), (2.0, 2.0, "ReLU(2)=2", (-62, 6)),
+           (-1.0, g_m1, f"GELU(-1)={g_m1:.3f}", (-105, -4)), (2.0, g_2, f"GELU(2)={g_2:.3f}", (6, -10)),
+           (x_min, y_min, f"min {y_min:.3f} at {x_min:.3f}", (6, -14))]
+    for px, py, lab, off in pts:
+        a1.plot([px], [py], "ko", ms=4)
+        a1.annotate(lab, (px, py), textcoords="offset points", xytext=off, fontsize=8)
+    a1.set_ylim(-0.5, 3.1)           # room below GELU's minimum for its label
+    a1.set_title("activations")
+    a1.legend()
+    a1.grid(True, alpha=0.3)
+    a2.plot(x, gelu_ext.relu_grad(x), label="ReLU'")
+    a2.plot(x, gelu_ext.fast_gelu_grad(x), label="GELU' (exact)")
+    a2.plot(x, gelu_ext.fast_gelu_grad(x, approximate="tanh"), ":", label="GELU' (tanh)")
+    a2.axhline(0, color="k", lw=0.5)
+    a2.plot([x_min], [0.0], "ko", ms=4)
+    a2.annotate(f"GELU'=0 at {x_min:.3f}", (x_min, 0.0), textcoords="offset points", xytext=(5, -12),
+                fontsize=8)
+    a2.set_title("derivatives")
+    a2.legend()
+    a2.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(_curves_path(path), dpi=120)
+    plt.close(fig)
