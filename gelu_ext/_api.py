@@ -82,7 +82,9 @@ def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
     """
     _, _, bwd, bwd_bias = _pick(approximate)
     if grad is None:
-        grad = 1       # a weak scalar: keeps x's dtype; times 1 is exact
+        # True casts to 1 exactly and is the lowest dtype there is, so the
+        # result dtype is x's own (as np.tanh's), even for bool and int8.
+        grad = True
     if bias is None:
         return bwd(x, grad, out=out)
     return bwd_bias(x, grad, bias, out=out)
@@ -100,5 +102,5 @@ def relu_grad(x, grad=None, *, out=None):
     array([0., 0., 5.])
     """
     if grad is None:
-        grad = 1
+        grad = True    # see fast_gelu_grad
     return _ufuncs.relu_backward(x, grad, out=out)

@@ -1,0 +1,120 @@
+"""OpenMP threading: the result never depends on the thread count.
+
+gx_kernels.c splits a large contiguous call into static blocks, so every
+element is computed by the same code whatever the number of threads; these
+tests hold it to that bit for bit, including with the parallel threshold
+lowered so that small calls (and the chunked float16/strided paths) are split.
+They also check that the ufuncs are safe to call from several Python threads
+at once (NumPy releases the GIL around the loops).
+"""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import gelu_ext
+from gelu_ext import _ufuncs
+from conftest import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, assert_same_bits, dtype_id
+
+N = 1 << 20
+
+pytestmark = pytest.mark.usefixtures("restore_threads")
+
+
+def operands(spec, dt, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-8, 8, n).astype(dt)
+    x[::1001] = np.nan
+    rest = [rng.uniform(-2, 2, n).astype(dt) for _ in range(spec.nin - 1)]
+    return [x] + rest
+
+
+@pytest.fixture(scope="module")
+def serial_results():
+    """(operands, one-thread result) per ufunc and dtype, computed once."""
+    cache = {}
+
+    def get(spec, dt):
+        key = (spec.name, np.dtype(dt).name)
+        if key not in cache:
+            args = operands(spec, dt)
+            gelu_ext.set_num_threads(1)
+            try:
+                cache[key] = (args, spec.ufunc(*args))
+            finally:
+                gelu_ext.set_num_threads(None)
+        return cache[key]
+    return get
+
+
+@pytest.mark.parametrize("threads", [2, None], ids=["2", "default"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_thread_count_does_not_change_bits(spec, dt, threads, serial_results):
+    args, want = serial_results(spec, dt)
+    gelu_ext.set_num_threads(threads)
+    assert_same_bits(spec.ufunc(*args), want, spec.name)
+
+
+@pytest.mark.parametrize("threshold", [1, 7, 1000], ids=lambda t: f"threshold{t}")
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_small_parallel_threshold_does_not_change_bits(spec, dt, threshold):
+    # odd length: blocks do not divide evenly; float16 runs in 512-element
+    # chunks, which a low threshold splits across threads as well
+    args = operands(spec, dt, n=4099, seed=1)
+    gelu_ext.set_num_threads(1)
+    want = spec.ufunc(*args)
+    gelu_ext.set_num_threads(2)
+    _ufuncs._set_parallel_threshold(threshold)
+    assert_same_bits(spec.ufunc(*args), want, spec.name)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_small_threshold_strided_input_does_not_change_bits(spec):
+    args = operands(spec, np.float64, n=3 * 4099, seed=2)
+    strided = [a[::3] for a in args]
+    gelu_ext.set_num_threads(1)
+    want = spec.ufunc(*[s.copy() for s in strided])
+    gelu_ext.set_num_threads(2)
+    _ufuncs._set_parallel_threshold(1)
+    assert_same_bits(spec.ufunc(*strided), want, spec.name)
+
+
+def test_set_num_threads_none_restores_default():
+    default = gelu_ext.get_num_threads()
+    gelu_ext.set_num_threads(1)
+    assert gelu_ext.get_num_threads() == 1
+    gelu_ext.set_num_threads(None)
+    assert gelu_ext.get_num_threads() == default
+
+
+def test_set_num_threads_zero_restores_default():
+    default = gelu_ext.get_num_threads()
+    gelu_ext.set_num_threads(1)
+    gelu_ext.set_num_threads(0)
+    assert gelu_ext.get_num_threads() == default
+
+
+def test_parallel_threshold_round_trips():
+    _ufuncs._set_parallel_threshold(12345)
+    assert _ufuncs._get_parallel_threshold() == 12345
+
+
+def test_show_config_reports_thread_settings():
+    gelu_ext.set_num_threads(1)
+    _ufuncs._set_parallel_threshold(4321)
+    cfg = gelu_ext.show_config(print_=False)
+    assert (cfg["num_threads"], cfg["parallel_threshold"]) == (1, 4321)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_concurrent_python_threads_get_the_serial_result(spec):
+    arrays = [operands(spec, np.float32, n=200_003, seed=s) for s in range(4)]
+    gelu_ext.set_num_threads(1)
+    want = [spec.ufunc(*a) for a in arrays]
+    gelu_ext.set_num_threads(None)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda a: spec.ufunc(*a), arrays * 2))
+    for g, w in zip(got, want * 2):
+        assert_same_bits(g, w, spec.name)

@@ -1,0 +1,425 @@
+"""Every ufunc x dtype x memory layout x ``out=`` mode against the float64 twin.
+
+The ufuncs must behave like NumPy's own ``np.tanh`` (issue 2): result dtype,
+broadcasting, any strides, 0-d and empty arrays, ``out=`` (given, in place,
+partially overlapping), casting errors and ``TypeError`` for types without a
+loop.  Values are checked against ``gelu_ext._reference`` (never against the
+compiled code) within the bounds of the issues; ReLU is bit-exact.
+"""
+import numpy as np
+import pytest
+
+import gelu_ext
+from conftest import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
+                      assert_close_to_reference, assert_same_bits, dtype_id,
+                      result_dtype)
+
+SPECS = SPECS_BY_NAME
+FUSED = [("gelu_erf_bias", "gelu_erf"), ("gelu_tanh_bias", "gelu_tanh")]
+FUSED_GRAD = [("gelu_erf_bias_backward", "gelu_erf_backward"),
+              ("gelu_tanh_bias_backward", "gelu_tanh_backward")]
+
+# --------------------------------------------------------------- values --
+
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, -0.7518, 1e-3, -5.5]
+
+
+def make_values(dt, n, role, seed):
+    """``n`` test values of dtype ``dt`` for one argument role.
+
+    x covers [-6, 6] plus NaN, +-inf, +-0 and the derivative's zero crossing
+    (floats); g and b are moderate so x + b and g * gelu'(x) stay finite."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind == "u":
+        return rng.integers(0, 8, n).astype(dt)
+    if dt.kind == "i":
+        lo, hi = {"x": (-6, 7), "g": (-3, 4), "b": (-2, 3)}[role]
+        return rng.integers(lo, hi, n).astype(dt)
+    if role == "x":
+        v = rng.uniform(-6.0, 6.0, n)
+        k = min(n, len(SPECIALS))
+        v[rng.permutation(n)[:k]] = SPECIALS[:k]
+    elif role == "g":
+        v = rng.uniform(-3.0, 3.0, n)
+    else:
+        v = rng.uniform(-1.0, 1.0, n)
+    return v.astype(dt)
+
+
+# -------------------------------------------------------------- layouts --
+# Each layout is (shape, storage elements needed, view of a 1-d storage at an
+# element offset).  A partially overlapping ``out`` is the same view shifted by
+# one element of x in the same storage.
+
+LAYOUTS = {
+    "contiguous": ((12,), 12, lambda st, o: st[o:o + 12]),
+    "strided": ((12,), 36, lambda st, o: st[o:o + 36:3]),
+    "negative_strides": ((12,), 12, lambda st, o: st[o:o + 12][::-1]),
+    "fortran": ((3, 4), 12, lambda st, o: st[o:o + 12].reshape((3, 4), order="F")),
+    "transposed": ((4, 2, 3), 24, lambda st, o: st[o:o + 24].reshape(2, 3, 4).transpose(2, 0, 1)),
+    "0d": ((), 1, lambda st, o: st[o:o + 1].reshape(())),
+    "empty": ((3, 0), 0, lambda st, o: st[o:o].reshape(3, 0)),
+    "broadcast": None,      # (batch, features) against (features,) / a scalar, see below
+}
+PAD = 4
+BATCH, FEATURES = 3, 4
+
+
+def placed(vals, layout, dt):
+    """``vals`` written into a fresh storage in ``layout``: (array, storage)."""
+    shape, need, view = LAYOUTS[layout]
+    st = np.zeros(need + PAD, dtype=dt)
+    a = view(st, 0)
+    a[...] = np.asarray(vals, dtype=dt)[:a.size].reshape(shape)
+    return a, st
+
+
+def build_args(spec, dt, layout):
+    """The ufunc's inputs in ``layout`` and the storage holding x."""
+    roles = ["x", "g", "b"] if spec.nin == 3 else (["x", "g"] if spec.grad else ["x", "b"])
+    roles = roles[:spec.nin]
+    if layout == "broadcast":
+        st = np.zeros(BATCH * FEATURES + PAD, dtype=dt)
+        if spec.nin == 1:
+            # a stride-0 input: one row read BATCH times
+            st[:FEATURES] = make_values(dt, FEATURES, "x", 1)
+            x = np.broadcast_to(st[:FEATURES], (BATCH, FEATURES))
+        else:
+            x = st[:BATCH * FEATURES].reshape(BATCH, FEATURES)
+            x[...] = make_values(dt, BATCH * FEATURES, "x", 1).reshape(BATCH, FEATURES)
+        args = [x]
+        for i, role in enumerate(roles[1:], start=2):
+            if role == "g":
+                args.append(np.dtype(dt).type(make_values(dt, 1, "g", i)[0]))  # scalar grad
+            else:
+                args.append(make_values(dt, FEATURES, "b", i))                 # (features,) bias
+        return args, st
+    args, x_storage = [], None
+    for i, role in enumerate(roles, start=1):
+        a, st = placed(make_values(dt, 24, role, i), layout, dt)
+        args.append(a)
+        if i == 1:
+            x_storage = st
+    return args, x_storage
+
+
+def out_view(layout, storage, offset, dt):
+    """An output array in ``layout`` (C-contiguous (batch, features) for the
+    broadcast layout) inside ``storage`` (new when None) at ``offset``."""
+    if layout == "broadcast":
+        if storage is None:
+            storage = np.zeros(BATCH * FEATURES + PAD, dtype=dt)
+        return storage[offset:offset + BATCH * FEATURES].reshape(BATCH, FEATURES)
+    shape, need, view = LAYOUTS[layout]
+    if storage is None:
+        storage = np.zeros(need + PAD, dtype=dt)
+    return view(storage, offset)
+
+
+def matrix_cases():
+    for spec in UFUNCS:
+        for dt in ALL_DTYPES:
+            floating = np.dtype(dt).kind == "f"
+            for layout in LAYOUTS:
+                for out in ("none", "given", "in_place", "overlapping"):
+                    if out in ("in_place", "overlapping") and not floating:
+                        continue        # out=x would need a float->int cast: see test_in_place_int_*
+                    if out == "overlapping" and layout in ("0d", "empty"):
+                        continue        # nothing to overlap
+                    if out == "in_place" and layout == "broadcast" and spec.nin == 1:
+                        continue        # a broadcast view is read-only
+                    yield pytest.param(spec, dt, layout, out,
+                                       id=f"{spec.name}-{dtype_id(dt)}-{layout}-out_{out}")
+
+
+# ---------------------------------------------------------- the matrix --
+
+@pytest.mark.parametrize("spec, dt, layout, out", list(matrix_cases()))
+def test_matches_reference(spec, dt, layout, out):
+    args, x_storage = build_args(spec, dt, layout)
+    before = [np.array(a, copy=True) for a in args]
+    rdt = result_dtype(dt)
+    if out == "none":
+        got = spec.ufunc(*args)
+    else:
+        if out == "given":
+            o = out_view(layout, None, 0, rdt)
+        elif out == "in_place":
+            o = args[0]
+        else:
+            # shifted by one element of x: half the elements overlap others
+            o = out_view(layout, x_storage, 3 if layout == "strided" else 1, rdt)
+            assert np.shares_memory(o, args[0])
+        got = spec.ufunc(*args, out=o)
+        assert got is o
+    assert np.asarray(got).dtype == rdt
+    assert_close_to_reference(spec, got, before)
+
+
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_result_dtype_is_np_tanh_dtype(spec, dt):
+    args = [np.ones(3, dtype=dt)] * spec.nin
+    assert spec.ufunc(*args).dtype == np.tanh(np.ones(3, dtype=dt)).dtype
+
+
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_0d_input_gives_numpy_scalar_like_np_tanh(spec, dt):
+    args = [np.ones((), dtype=dt)] * spec.nin
+    got = spec.ufunc(*args)
+    assert type(got) is type(np.tanh(args[0]))
+
+
+@pytest.mark.parametrize("a, b", [(np.float32, np.float64), (np.float16, np.float32),
+                                  (np.float16, np.int8), (np.float32, np.int32),
+                                  (np.int64, np.float16), (np.bool_, np.uint8)],
+                         ids=lambda d: dtype_id(d))
+@pytest.mark.parametrize("name", [n for n in UFUNC_IDS if SPECS[n].nin == 2])
+def test_mixed_dtypes_promote_like_numpy_binary_ufuncs(name, a, b):
+    x, y = np.ones(3, dtype=a), np.ones(3, dtype=b)
+    assert SPECS[name].ufunc(x, y).dtype == np.arctan2(x, y).dtype
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec", [SPECS[n] for n in UFUNC_IDS if SPECS[n].grad], ids=lambda s: s.name)
+def test_python_scalar_grad_keeps_the_array_dtype(spec, dt):
+    # NEP 50: a Python float is "weak" and does not promote float16/float32
+    args = [np.ones(3, dtype=dt), 2.0] + [np.zeros(3, dtype=dt)] * (spec.nin - 2)
+    assert spec.ufunc(*args).dtype == dt
+
+
+@pytest.mark.parametrize("dt", [d for d in ALL_DTYPES if np.dtype(d).kind != "f"], ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_in_place_on_non_float_input_is_a_casting_error(spec, dt):
+    x = np.ones(4, dtype=dt)
+    args = [x] + [np.ones(4, dtype=dt)] * (spec.nin - 1)
+    with pytest.raises(TypeError, match=rf"Cannot cast ufunc '{spec.name}' output from "
+                                        rf"dtype\('float\d+'\) to dtype\('{np.dtype(dt).name}'\)"):
+        spec.ufunc(*args, out=x)
+
+
+# ------------------------------------------------------------- out= rules --
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_float64_result_into_float32_out_is_allowed_same_kind(spec):
+    args, _ = build_args(spec, np.float64, "contiguous")
+    o = np.empty(12, dtype=np.float32)
+    assert spec.ufunc(*args, out=o) is o
+    # NumPy computes in float64 and casts: the float64 result rounded once
+    assert_same_bits(o, spec.ufunc(*args).astype(np.float32), spec.name)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_float32_result_into_float64_out_is_the_float32_result_widened(spec):
+    args, _ = build_args(spec, np.float32, "contiguous")
+    o = np.empty(12, dtype=np.float64)
+    spec.ufunc(*args, out=o)
+    assert_same_bits(o, spec.ufunc(*args).astype(np.float64), spec.name)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_float_result_into_int_out_raises(spec):
+    args = [np.ones(4)] * spec.nin
+    with pytest.raises(TypeError, match=rf"Cannot cast ufunc '{spec.name}' output from "
+                                        r"dtype\('float64'\) to dtype\('int32'\) with casting "
+                                        r"rule 'same_kind'"):
+        spec.ufunc(*args, out=np.empty(4, dtype=np.int32))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_float64_into_float32_out_raises_under_safe_casting(spec):
+    args = [np.ones(4)] * spec.nin
+    with pytest.raises(TypeError, match=r"Cannot cast ufunc .* to dtype\('float32'\) "
+                                        r"with casting rule 'safe'"):
+        spec.ufunc(*args, out=np.empty(4, dtype=np.float32), casting="safe")
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_wrong_out_shape_raises(spec):
+    args = [np.ones(7)] * spec.nin
+    with pytest.raises(ValueError, match=r"could not be broadcast together with shapes"):
+        spec.ufunc(*args, out=np.empty(6))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_out_smaller_than_broadcast_shape_raises(spec):
+    args = [np.ones((3, 4))] * spec.nin
+    with pytest.raises(ValueError, match=r"non-broadcastable output operand with shape \(4,\) "
+                                         r"doesn't match the broadcast shape \(3,4\)"):
+        spec.ufunc(*args, out=np.empty(4))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_out_larger_than_inputs_broadcasts_them(spec):
+    args, _ = build_args(spec, np.float64, "contiguous")
+    o = np.empty((2, 12))
+    spec.ufunc(*args, out=o)
+    assert_same_bits(o[0], o[1], spec.name)
+    assert_close_to_reference(spec, o[0], args)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_where_leaves_masked_out_elements_untouched(spec):
+    args, _ = build_args(spec, np.float64, "contiguous")
+    mask = np.arange(12) % 2 == 0
+    o = np.full(12, 123.0)
+    spec.ufunc(*args, out=o, where=mask)
+    assert np.all(o[~mask] == 123.0)
+    assert_close_to_reference(spec, o[mask], [a[mask] for a in args])
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_dtype_argument_selects_the_float64_loop(spec):
+    args, _ = build_args(spec, np.float32, "contiguous")
+    got = spec.ufunc(*args, dtype=np.float64)
+    assert got.dtype == np.float64
+    assert_same_bits(got, spec.ufunc(*[a.astype(np.float64) for a in args]), spec.name)
+
+
+# --------------------------------------------------------------- errors --
+
+BAD_INPUTS = {
+    "complex": np.ones(3, dtype=np.complex128),
+    "object": np.array([1.0, 2.0, 3.0], dtype=object),
+    "str": np.array(["a", "b", "c"]),
+    "datetime": np.array(["2024-01-01"] * 3, dtype="datetime64[D]"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_INPUTS), ids=str)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+@pytest.mark.parametrize("position", ["first", "last"])
+def test_unsupported_input_dtype_raises_type_error(spec, bad, position):
+    args = [np.ones(3)] * spec.nin
+    args[0 if position == "first" else -1] = BAD_INPUTS[bad]
+    with pytest.raises(TypeError, match=rf"ufunc '{spec.name}' not supported for the input types"):
+        spec.ufunc(*args)
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_wrong_number_of_arguments_raises(spec):
+    with pytest.raises(TypeError, match=rf"{spec.name}\(\) takes from {spec.nin} to "
+                                        rf"{spec.nin + 1} positional arguments but "
+                                        rf"{spec.nin + 2} were given"):
+        spec.ufunc(*([np.ones(2)] * (spec.nin + 2)))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_ufunc_metadata(spec):
+    uf = spec.ufunc
+    assert isinstance(uf, np.ufunc)
+    assert (uf.__name__, uf.nin, uf.nout) == (spec.name, spec.nin, 1)
+    assert sorted(t[0] for t in uf.types) == sorted(["e", "f", "d"])
+    assert uf.__doc__ and spec.name in uf.__doc__
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_array_ufunc_protocol_dispatches(spec):
+    class Duck:
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            return ("dispatched", ufunc.__name__, method)
+
+    args = [Duck()] + [np.ones(2)] * (spec.nin - 1)
+    assert spec.ufunc(*args) == ("dispatched", spec.name, "__call__")
+
+
+# -------------------------------------------- chunked strided inner loop --
+# Strided operands are gathered in chunks of 512 elements (src/_ufuncs.pyx):
+# lengths around the chunk size, with each operand in turn strided (the loop
+# mixes contiguous and gathered operands), and a strided out.
+
+CHUNK_LENGTHS = [511, 512, 513, 1537]
+
+
+def strided_cases():
+    for spec in UFUNCS:
+        for which in ["all"] + [f"arg{k}" for k in range(spec.nin)] + ["out"]:
+            yield pytest.param(spec, which, id=f"{spec.name}-strided_{which}")
+
+
+@pytest.mark.parametrize("n", CHUNK_LENGTHS, ids=lambda n: f"n{n}")
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec, which", list(strided_cases()))
+def test_chunked_strided_path(spec, which, dt, n):
+    roles = ["x", "g", "b"][:spec.nin] if spec.grad else ["x", "b"][:spec.nin]
+    flat = [make_values(dt, n, r, 10 + i) for i, r in enumerate(roles)]
+    args = []
+    for k, v in enumerate(flat):
+        if which in ("all", f"arg{k}"):
+            big = np.zeros(3 * n, dtype=dt)
+            big[::3] = v
+            args.append(big[::3])
+        else:
+            args.append(v.copy())
+    big_out = np.full(2 * n, 7, dtype=dt)
+    out = big_out[::2] if which in ("all", "out") else np.empty(n, dtype=dt)
+    spec.ufunc(*args, out=out)
+    assert_close_to_reference(spec, out, flat)
+    if which in ("all", "out"):
+        assert np.all(big_out[1::2] == 7), "wrote between the strided outputs"
+    # the gathered path runs the same kernel as the contiguous one
+    assert_same_bits(out, spec.ufunc(*flat), spec.name)
+
+
+# ---------------------------------------------------------- large arrays --
+
+LARGE = (1 << 17) + 5           # above the parallel threshold: the threaded path
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_large_array_matches_reference(spec, dt, layout):
+    roles = ["x", "g", "b"][:spec.nin] if spec.grad else ["x", "b"][:spec.nin]
+    flat = [make_values(dt, LARGE, r, 20 + i) for i, r in enumerate(roles)]
+    args = flat if layout == "contiguous" else [np.repeat(v, 2)[::2] for v in flat]
+    assert_close_to_reference(spec, spec.ufunc(*args), flat)
+
+
+# ------------------------------------------------- fused == unfused, bitwise --
+
+def fused_operands(dt, seed=5):
+    """x and b over a wide range, plus sums that cancel, overflow the dtype or
+    land on specials."""
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    x = rng.uniform(-8, 8, 4000)
+    b = rng.uniform(-8, 8, 4000)
+    b[:500] = -x[:500] + rng.normal(0, 1e-3, 500)       # x + b cancels
+    x[500:600] = rng.uniform(-40, 40, 100)
+    extra_x = [np.nan, np.inf, -np.inf, np.inf, 0.0, -0.0, -0.0, float(fi.max), -float(fi.max), 1.0]
+    extra_b = [1.0, -1.0, 2.0, -np.inf, -0.0, -0.0, 0.0, float(fi.max), -float(fi.max), np.nan]
+    x = np.concatenate([x, extra_x]).astype(dt)
+    b = np.concatenate([b, extra_b]).astype(dt)
+    g = rng.uniform(-3, 3, x.size).astype(dt)
+    return x, b, g
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("fused, plain", FUSED, ids=[f for f, _ in FUSED])
+def test_fused_bias_forward_is_bit_identical_to_unfused(fused, plain, dt):
+    x, b, _ = fused_operands(dt)
+    with np.errstate(over="ignore", invalid="ignore"):      # fi.max + fi.max, inf - inf
+        s = x + b
+    assert_same_bits(getattr(gelu_ext, fused)(x, b), getattr(gelu_ext, plain)(s), fused)
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("fused, plain", FUSED_GRAD, ids=[f for f, _ in FUSED_GRAD])
+def test_fused_bias_backward_is_bit_identical_to_unfused(fused, plain, dt):
+    x, b, g = fused_operands(dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = x + b
+    assert_same_bits(getattr(gelu_ext, fused)(x, g, b), getattr(gelu_ext, plain)(s, g), fused)
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("fused, plain", FUSED, ids=[f for f, _ in FUSED])
+def test_fused_bias_broadcasts_features_against_batch(fused, plain, dt):
+    x = make_values(dt, 6 * 5, "x", 3).reshape(6, 5)
+    b = make_values(dt, 5, "b", 4)
+    assert_same_bits(getattr(gelu_ext, fused)(x, b), getattr(gelu_ext, plain)(x + b), fused)
