@@ -41,8 +41,9 @@ def fast_gelu(x, approximate="none", *, bias=None, out=None):
     bias : array_like, optional
         If given, computes ``gelu(x + bias)`` in one pass without building
         ``x + bias``; ``bias`` broadcasts against ``x`` (typically shape
-        ``(features,)`` against ``(batch, features)``).  Bit-identical to
-        ``fast_gelu(x + bias)``.
+        ``(features,)`` against ``(batch, features)``).  For float inputs
+        bit-identical to ``fast_gelu(x + bias)``; integer and bool inputs are
+        added in the result's float dtype (no integer wrap-around).
     out : ndarray, optional
         Where to write the result (may be ``x`` itself).
 
