@@ -582,9 +582,8 @@ def _ref_mp(op, u):
         elif k == "relu":
             out.append((max(v, 0.0), None))
         else:
-            a, b = (_reference.mp_gelu_erf_grad_terms(v) if k == "gelu_grad"
-                    else _reference.mp_gelu_tanh_grad_terms(v))
-            out.append((a + b, max(abs(a), abs(b))))
+            out.append(_reference.mp_gelu_erf_grad(v) if k == "gelu_grad"
+                       else _reference.mp_gelu_tanh_grad(v))
     return out
 
 

@@ -96,6 +96,23 @@ def mp_gelu_tanh_grad_terms(x):
         return s, X * s * (1 - s) * dw
 
 
+def mp_gelu_erf_grad(x):
+    """(gelu'(x), max(|Phi(x)|, |x phi(x)|)) as mpfs; the sum is taken at the
+    working precision (an mpf sum outside it would round to 53 bits)."""
+    mp = _mp()
+    with mp.workdps(_DPS):
+        a, b = mp_gelu_erf_grad_terms(x)
+        return a + b, max(abs(a), abs(b))
+
+
+def mp_gelu_tanh_grad(x):
+    """(d/dx gelu_tanh(x), the larger of its two terms) as mpfs."""
+    mp = _mp()
+    with mp.workdps(_DPS):
+        a, b = mp_gelu_tanh_grad_terms(x)
+        return a + b, max(abs(a), abs(b))
+
+
 def ulp_of(value, dtype):
     """The ULP of ``value`` (an mpf or float) in ``dtype``, subnormals included."""
     dtype = np.dtype(dtype)

@@ -41,8 +41,8 @@
 
 /* The fused bias adds in the array's own dtype first (T)(x + b), so the
  * result is bit-identical to the unfused op(x + b).  Gradients multiply in
- * double and round once. */
-#define GX_DEFINE_ALL(T, SFX, GELU_ERF, GELU_TANH)                          \
+ * double and round once (float32 uses the float32-grade derivative, in double). */
+#define GX_DEFINE_ALL(T, SFX, GELU_ERF, GELU_TANH, ERF_GRAD, TANH_GRAD)     \
     GX_UNARY(relu_##SFX, T, GX_RELU(x))                                     \
     GX_UNARY(gelu_erf_##SFX, T, GELU_ERF(x))                                \
     GX_UNARY(gelu_tanh_##SFX, T, GELU_TANH(x))                              \
@@ -50,16 +50,18 @@
     GX_BINARY(gelu_tanh_bias_##SFX, T, b, GELU_TANH((T)(x + b)))            \
     GX_BINARY(relu_grad_##SFX, T, g, (x > 0 ? g : (T)0))                    \
     GX_BINARY(gelu_erf_grad_##SFX, T, g,                                    \
-              (T)(gx_gelu_erf_grad_f64(x) * (double)g))                     \
+              (T)(ERF_GRAD(x) * (double)g))                                 \
     GX_BINARY(gelu_tanh_grad_##SFX, T, g,                                   \
-              (T)(gx_gelu_tanh_grad_f64(x) * (double)g))                    \
+              (T)(TANH_GRAD(x) * (double)g))                                \
     GX_TERNARY(gelu_erf_grad_bias_##SFX, T,                                 \
-               (T)(gx_gelu_erf_grad_f64((T)(x + b)) * (double)g))           \
+               (T)(ERF_GRAD((T)(x + b)) * (double)g))                       \
     GX_TERNARY(gelu_tanh_grad_bias_##SFX, T,                                \
-               (T)(gx_gelu_tanh_grad_f64((T)(x + b)) * (double)g))
+               (T)(TANH_GRAD((T)(x + b)) * (double)g))
 
-GX_DEFINE_ALL(float, f32, gx_gelu_erf_f32, gx_gelu_tanh_f32)
-GX_DEFINE_ALL(double, f64, gx_gelu_erf_f64, gx_gelu_tanh_f64)
+GX_DEFINE_ALL(float, f32, gx_gelu_erf_f32, gx_gelu_tanh_f32,
+              gx_gelu_erf_grad_f32d, gx_gelu_tanh_grad_f32d)
+GX_DEFINE_ALL(double, f64, gx_gelu_erf_f64, gx_gelu_tanh_f64,
+              gx_gelu_erf_grad_f64, gx_gelu_tanh_grad_f64)
 
 
 #undef GX_UNARY

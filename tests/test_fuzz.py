@@ -30,6 +30,7 @@ import dataclasses
 import math
 import os
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -54,7 +55,6 @@ SUPPORTED = ["float16", "float32", "float64", ">f4", ">f8", "int8", "int16", "in
              "int64", "uint8", "uint16", "uint64", "bool"]
 UNSUPPORTED = ["complex64", "complex128", "object", "<U8", "datetime64[s]", "timedelta64[ms]"]
 BAD_OUT_DTYPES = ["int32", "int64", "uint8", "int8", "bool"]
-TANH_F64_FLUSH_WINDOW = (-21.6, -21.15)
 SENTINEL = -7.25                      # exact in every float dtype; 7 for ints, True for bool
 
 
@@ -357,10 +357,10 @@ def _mp_tail(kind, xs, gs, want, scale):
         if kind in ("erf", "tanh"):
             want[i] = float((ref.mp_gelu_erf if kind == "erf" else ref.mp_gelu_tanh)(x))
         else:
-            t1, t2 = (ref.mp_gelu_erf_grad_terms if kind == "erf_grad"
-                      else ref.mp_gelu_tanh_grad_terms)(x)
-            want[i] = float((t1 + t2) * g)
-            scale[i] = float(max(abs(t1), abs(t2)) * abs(g))
+            d, sc = (ref.mp_gelu_erf_grad if kind == "erf_grad" else ref.mp_gelu_tanh_grad)(x)
+            with mpmath.workdps(60):
+                want[i] = float(d * g)
+                scale[i] = float(sc * abs(g))
     return want, scale
 
 
@@ -407,14 +407,6 @@ def check_against_reference(kind, got, xs, gs, dt):
             # the tail it is subnormal and carries an absolute error of a few
             # 5e-324, which grad scales (a huge grad times a tail x)
             allowed = 1e-12 * np.maximum(np.abs(want), scale) + 64 * 5e-324 * np.maximum(np.abs(gs), 1)
-    if dt == F64 and kind in ("tanh", "tanh_grad"):
-        # KNOWN BUG (reported on issue 7): exp(-w) overflows for w < -709.78
-        # and the float64 tanh forms return 0 for x in about [-21.55, -21.158]
-        # where the true value is a normal or subnormal number.  Pinned by
-        # test_tanh_float64_not_flushed_to_zero_early (strict xfail); drop this
-        # exclusion when the kernel is fixed.
-        known = (xs > TANH_F64_FLUSH_WINDOW[0]) & (xs < TANH_F64_FLUSH_WINDOW[1]) & (g64 == 0)
-        want = np.where(known, g64, want)
     with np.errstate(all="ignore"):
         err = np.abs(g64 - want)
     nan_w, nan_g = np.isnan(want), np.isnan(g64)
@@ -636,19 +628,18 @@ def test_python_lists_and_scalars_are_float64(values, approximate):
 
 
 # ------------------------------------------------- bugs found by the fuzzer --
-# A strict xfail pins a reported bug: once it is fixed the test XPASSes, which
-# fails the run until the marker (and the matching exclusion above) goes.
+# Kept as regression tests.  The float64 tanh forms used to return 0 for x in
+# about [-21.55, -21.16], where exp(-w) overflowed although the true value is
+# a normal or subnormal number.
 
-@pytest.mark.xfail(strict=True, reason="bug: float64 tanh forms flush to 0 for x in "
-                   "[-21.55, -21.16] (exp(-w) overflows); issue 7 report")
 @pytest.mark.parametrize("x", [-21.16, -21.3, -21.5])
 def test_tanh_float64_not_flushed_to_zero_early(x):
     got = float(gelu_ext.fast_gelu(np.float64(x), "tanh"))
     want = float(ref.mp_gelu_tanh(x))
     assert want != 0.0 and ref.ulp_error(got, ref.mp_gelu_tanh(x), np.float64) <= 2
-    t1, t2 = ref.mp_gelu_tanh_grad_terms(x)
+    exact, scale = ref.mp_gelu_tanh_grad(x)
     got = float(gelu_ext.fast_gelu_grad(np.float64(x), approximate="tanh"))
-    assert ref.ulp_error(got, t1 + t2, np.float64, scale=max(abs(t1), abs(t2))) <= 4
+    assert ref.ulp_error(got, exact, np.float64, scale=scale) <= 4
 
 
 # found by the fuzzer (grad=None passed the Python int 1, which promotes bool
