@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -352,8 +353,10 @@ def _run_with_env(value, code):
     env = dict(os.environ, GELU_EXT_ISA=value)
     root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    # cwd away from the checkout: `python -c` puts the cwd first on sys.path,
+    # and the source tree's gelu_ext has no compiled extension
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, cwd=tempfile.gettempdir())
 
 
 def test_env_isa_baseline_caps_the_path():

@@ -242,12 +242,13 @@ def test_plot_writes_a_png(tmp_path, capsys):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_without_scikit_learn_one_line_names_the_extra():
+def test_without_scikit_learn_one_line_names_the_extra(tmp_path):
     code = ("import sys; sys.modules['sklearn'] = None\n"
             "from gelu_ext.__main__ import main\n"
             "sys.exit(main(['moons', '--seeds', '1']))")
+    # cwd away from the checkout: `python -c` puts the cwd first on sys.path
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
