@@ -3,6 +3,8 @@
 Everything about arrays (shapes, strides, broadcasting, casting, ``out=``,
 overlap) is the ufunc machinery's job; nothing here loops over data.
 """
+import numpy as np
+
 from . import _ufuncs
 
 _APPROXIMATE = ("none", "tanh")
@@ -14,6 +16,46 @@ _UFUNCS = {
     "tanh": (_ufuncs.gelu_tanh, _ufuncs.gelu_tanh_bias,
              _ufuncs.gelu_tanh_backward, _ufuncs.gelu_tanh_bias_backward),
 }
+
+
+_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Rows shorter than this gain nothing from the row-threaded path.
+_MIN_ROW = 64
+
+
+def _bias_rows_ok(full, bias, out):
+    """Can a fused-bias call run row by row on threads (``_ufuncs._bias_rows``)?
+
+    The Transformer case -- C-ordered (..., features) operands and a
+    (features,) bias, all one float dtype -- is where NumPy's iterator calls
+    the inner loop once per row, too short to thread.  Anything else (other
+    layouts, dtypes, subclasses, possible overlap) goes to the ufunc."""
+    x = full[0]
+    if type(x) is not np.ndarray or type(bias) is not np.ndarray:
+        return False
+    dt = x.dtype
+    if (dt not in _ROW_DTYPES or bias.dtype != dt or bias.ndim != 1 or x.ndim < 1
+            or x.shape[-1] != bias.shape[0] or bias.shape[0] < _MIN_ROW
+            or not (x.flags.c_contiguous and bias.flags.c_contiguous)):
+        return False
+    for a in full[1:]:
+        if type(a) is not np.ndarray or a.dtype != dt or a.shape != x.shape or not a.flags.c_contiguous:
+            return False
+    if out is None:
+        return True
+    if (type(out) is not np.ndarray or out.dtype != dt or out.shape != x.shape
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        return False
+    # in place on an input is fine (each element is read before it is
+    # written); any other overlap is left to the ufunc's overlap handling
+    return not any(a is not out and np.may_share_memory(out, a) for a in (*full, bias))
+
+
+def _fused(ufunc, full, bias, out):
+    if _bias_rows_ok(full, bias, out):
+        return _ufuncs._bias_rows(ufunc.__name__, (*full, bias),
+                                  np.empty_like(full[0]) if out is None else out)
+    return ufunc(*full, bias, out=out)
 
 
 def _pick(approximate):
@@ -64,7 +106,7 @@ def fast_gelu(x, approximate="none", *, bias=None, out=None):
     # share of a small call
     if bias is None:
         return ufuncs[0](x) if out is None else ufuncs[0](x, out=out)
-    return ufuncs[1](x, bias, out=out)
+    return _fused(ufuncs[1], (x,), bias, out)
 
 
 def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
@@ -88,7 +130,7 @@ def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
         grad = True
     if bias is None:
         return bwd(x, grad, out=out)
-    return bwd_bias(x, grad, bias, out=out)
+    return _fused(bwd_bias, (x, grad), bias, out)
 
 
 def relu_grad(x, grad=None, *, out=None):

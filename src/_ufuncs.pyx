@@ -38,6 +38,8 @@ cdef extern from "gx_kernels.h" nogil:
     gx_intp gx_get_parallel_threshold()
     void gx_set_parallel_threshold(gx_intp n)
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
+    void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
+                            gx_intp rows, gx_intp cols)
     float gx_half_to_float(uint16_t h)
     uint16_t gx_float_to_half(float f)
 
@@ -197,6 +199,37 @@ gelu_erf_bias_backward = _make(GX_GELU_ERF_GRAD_BIAS, "gelu_erf_bias_backward",
 gelu_tanh_bias_backward = _make(GX_GELU_TANH_GRAD_BIAS, "gelu_tanh_bias_backward",
     "gelu_tanh_bias_backward(x, g, b, /, out=None, ...)\n\n"
     "gelu_tanh_backward(x + b, g) in one pass.")
+
+
+# ------------------------------------------------- fused bias, row by row --
+
+_BIAS_OPS = {"gelu_erf_bias": GX_GELU_ERF_BIAS, "gelu_tanh_bias": GX_GELU_TANH_BIAS,
+             "gelu_erf_bias_backward": GX_GELU_ERF_GRAD_BIAS,
+             "gelu_tanh_bias_backward": GX_GELU_TANH_GRAD_BIAS}
+
+
+def _bias_rows(str name, tuple ins, cnp.ndarray out):
+    """Run the fused-bias ufunc ``name`` on C-contiguous float32/float64
+    operands of one dtype: ``ins`` are the full-shape inputs and then the
+    bias, a 1-d array as long as their last axis; ``out`` has their shape.
+
+    The caller (gelu_ext._api) checks all of that and overlap; this only
+    threads over the rows, which the ufunc's own loop cannot."""
+    cdef int op = _BIAS_OPS[name], k
+    cdef int nin = gx_nin(op)
+    cdef int dt = GX_F64 if out.dtype.itemsize == 8 else GX_F32
+    cdef cnp.ndarray a
+    cdef const void *inp[3]
+    cdef gx_intp cols = (<cnp.ndarray>ins[nin - 1]).shape[0]
+    cdef gx_intp rows = out.size // cols if cols else 0
+    for k in range(nin):
+        a = <cnp.ndarray>ins[k]
+        inp[k] = cnp.PyArray_DATA(a)
+    if rows == 0:
+        return out
+    with nogil:
+        gx_apply_bias_rows(op, dt, inp, cnp.PyArray_DATA(out), rows, cols)
+    return out
 
 
 # ---------------------------------------------------------- configuration --

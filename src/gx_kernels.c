@@ -166,16 +166,24 @@ static void gx_clear_fp_flags(void)
     feclearexcept(FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
 }
 
-void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
+/* Threads worth starting for n elements of op: none below two blocks of the
+ * threshold, and never more than one per block. */
+static int gx_threads_for(int op, gx_intp n)
 {
-    gx_init_tables();
-    gx_kernel k = gx_active[op][dt];
-    int nt = 1;
     gx_intp min_block = (op == GX_RELU || op == GX_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
+    int nt = 1;
     if (n >= 2 * min_block) {
         nt = gx_get_num_threads();
         if ((gx_intp)nt > n / min_block) nt = (int)(n / min_block);
     }
+    return nt;
+}
+
+void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
+{
+    gx_init_tables();
+    gx_kernel k = gx_active[op][dt];
+    int nt = gx_threads_for(op, n);
     if (nt <= 1) {
         k(in, out, n);
         gx_clear_fp_flags();
@@ -202,6 +210,24 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
 #else
     k(in, out, n);
 #endif
+    gx_clear_fp_flags();
+}
+
+void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
+                        gx_intp rows, gx_intp cols)
+{
+    gx_init_tables();
+    gx_kernel k = gx_active[op][dt];
+    const int nin = gx_nin_table[op];
+    const size_t isz = dt == GX_F64 ? sizeof(double) : sizeof(float);
+    const int nt = gx_threads_for(op, rows * cols);
+    #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (gx_intp r = 0; r < rows; r++) {
+        const void *p[3] = {0, 0, 0};
+        for (int j = 0; j < nin - 1; j++) p[j] = (const char *)in[j] + r * cols * isz;
+        p[nin - 1] = in[nin - 1];                   /* the bias row, reused */
+        k(p, (char *)out + r * cols * isz, cols);
+    }
     gx_clear_fp_flags();
 }
 

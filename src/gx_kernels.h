@@ -61,6 +61,12 @@ void gx_set_parallel_threshold(gx_intp n);
 /* Run op over n contiguous elements, threaded above the threshold. */
 void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n);
 
+/* The fused-bias ops on C-ordered (rows, cols) operands whose last input, the
+ * bias, is one row of cols elements: NumPy's iterator would call the inner
+ * loop once per row (too short to thread); this threads over rows. */
+void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
+                        gx_intp rows, gx_intp cols);
+
 /* float16 <-> float32, round to nearest even (NaN and inf kept). */
 float gx_half_to_float(uint16_t h);
 uint16_t gx_float_to_half(float f);
