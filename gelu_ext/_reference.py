@@ -163,13 +163,17 @@ def _ndtr(x):
         return 0.5 * _erfc(-x / math.sqrt(2.0))
 
 
+def _gelu_limits(x, r):
+    """The GELU forms' limits: -inf -> -0.0, +inf -> +inf."""
+    r = np.where(np.isneginf(x), -0.0, r)
+    return np.where(np.isposinf(x), np.inf, r)
+
+
 def ref_gelu_erf(x):
     """x * Phi(x) in float64 (the fast float32 oracle)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        r = x * _ndtr(x)
-    r = np.where(np.isneginf(x), -0.0, r)
-    return np.where(np.isposinf(x), np.inf, r)
+        return _gelu_limits(x, x * _ndtr(x))
 
 
 def _sigmoid_w(x):
@@ -183,9 +187,7 @@ def ref_gelu_tanh(x):
     """x * sigmoid(2u) in float64."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        r = x * _sigmoid_w(x)
-    r = np.where(np.isneginf(x), -0.0, r)
-    return np.where(np.isposinf(x), np.inf, r)
+        return _gelu_limits(x, x * _sigmoid_w(x))
 
 
 def ref_relu(x):
