@@ -22,6 +22,29 @@
 #include <omp.h>
 #endif
 
+/* For the kernels that split an array between two formulas
+ * (GX_UNARY_SPLIT): gx_flag_mask turns 8 flag bytes (0 or 1) into an 8-bit
+ * mask (bit j = byte j); GX_CTZ64 counts trailing zeros of a nonzero mask. */
+static inline unsigned gx_flag_mask(const unsigned char *f)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;                 /* byte j (0 or 1) at bit 8j; the product */
+    memcpy(&w, f, sizeof w);    /* gathers bit 8j into bit 56 + j         */
+    return (unsigned)((w * 0x0102040810204080ull) >> 56);
+#else
+    unsigned m = 0;
+    for (int j = 0; j < 8; j++) m |= (unsigned)f[j] << j;
+    return m;
+#endif
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GX_CTZ64(w) __builtin_ctzll(w)
+#else
+static inline int gx_ctz64(uint64_t w) { int n = 0; while (!(w & 1u)) { w >>= 1; n++; } return n; }
+#define GX_CTZ64(w) gx_ctz64(w)
+#endif
+
 #define GX_ISA baseline
 #include "gx_kernels_impl.h"
 #undef GX_ISA
