@@ -27,15 +27,27 @@
             T x = xp[i], V = vp[i]; out[i] = (EXPR);                        \
         }                                                                   \
     }
-#define GX_TERNARY(name, T, EXPR)                                           \
+/* The fused-bias form of kernel BASE (nin inputs counting the bias, which is
+ * the last): s = (T)(x + b) -- in the array's own dtype, so the result is
+ * bit-identical to the unfused BASE(x + b) -- is formed a block at a time in
+ * a stack buffer that stays in L1, and BASE runs on it.  One formula, no
+ * second copy of it, and BASE's own vectorisation (or split) is kept.  In
+ * place is safe: a block of x is read before that block of out is written. */
+#ifndef GX_BIAS_B
+#define GX_BIAS_B 256
+#endif
+#define GX_BIASED(name, T, BASE, NIN)                                       \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
-        const T *xp = (const T *)in[0], *gp = (const T *)in[1];             \
-        const T *bp = (const T *)in[2];                                     \
+        const T *xp = (const T *)in[0], *bp = (const T *)in[(NIN) - 1];     \
         T *out = (T *)out_;                                                 \
-        _Pragma("omp simd")                                                 \
-        for (gx_intp i = 0; i < n; i++) {                                   \
-            T x = xp[i], g = gp[i], b = bp[i]; out[i] = (EXPR);             \
+        T s[GX_BIAS_B];                                                     \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_BIAS_B) {                     \
+            const int m = (int)(n - i0 < GX_BIAS_B ? n - i0 : GX_BIAS_B);   \
+            _Pragma("omp simd")                                             \
+            for (int j = 0; j < m; j++) s[j] = (T)(xp[i0 + j] + bp[i0 + j]); \
+            const void *p[2] = {s, (NIN) == 3 ? (const void *)((const T *)in[1] + i0) : 0}; \
+            GX_FN(BASE)(p, out + i0, m);                                    \
         }                                                                   \
     }
 
@@ -128,27 +140,20 @@
         }                                                                   \
     }
 
-/* The fused bias adds in the array's own dtype first (T)(x + b), so the
- * result is bit-identical to the unfused op(x + b).  Gradients multiply in
- * double and round once (float32 uses the float32-grade derivative, in double). */
-#define GX_DEFINE_ALL(T, SFX, GELU_ERF, GELU_TANH, ERF_GRAD, TANH_GRAD)     \
+/* Gradients multiply in double and round once (float32 uses the
+ * float32-grade derivative, in double). */
+#define GX_DEFINE_ALL(T, SFX, GELU_TANH, ERF_GRAD, TANH_GRAD)               \
     GX_UNARY(relu_##SFX, T, GX_RELU(x))                                     \
     GX_UNARY(gelu_tanh_##SFX, T, GELU_TANH(x))                              \
-    GX_BINARY(gelu_erf_bias_##SFX, T, b, GELU_ERF((T)(x + b)))              \
-    GX_BINARY(gelu_tanh_bias_##SFX, T, b, GELU_TANH((T)(x + b)))            \
     GX_BINARY(relu_grad_##SFX, T, g, (x > 0 ? g : (T)0))                    \
     GX_BINARY(gelu_erf_grad_##SFX, T, g,                                    \
               (T)(ERF_GRAD(x) * (double)g))                                 \
     GX_BINARY(gelu_tanh_grad_##SFX, T, g,                                   \
-              (T)(TANH_GRAD(x) * (double)g))                                \
-    GX_TERNARY(gelu_erf_grad_bias_##SFX, T,                                 \
-               (T)(ERF_GRAD((T)(x + b)) * (double)g))                       \
-    GX_TERNARY(gelu_tanh_grad_bias_##SFX, T,                                \
-               (T)(TANH_GRAD((T)(x + b)) * (double)g))
+              (T)(TANH_GRAD(x) * (double)g))
 
-GX_DEFINE_ALL(float, f32, gx_gelu_erf_f32, gx_gelu_tanh_f32,
+GX_DEFINE_ALL(float, f32, gx_gelu_tanh_f32,
               gx_gelu_erf_grad_f32d, gx_gelu_tanh_grad_f32d)
-GX_DEFINE_ALL(double, f64, gx_gelu_erf_f64, gx_gelu_tanh_f64,
+GX_DEFINE_ALL(double, f64, gx_gelu_tanh_f64,
               gx_gelu_erf_grad_f64, gx_gelu_tanh_grad_f64)
 /* exact GELU: float32 splits its array between the central and the general
  * formula of gx_gelu_erf_f32 (same bits as calling it per element) */
@@ -156,10 +161,19 @@ GX_UNARY_SPLIT(gelu_erf_f32, float, gx_gelu_erf_f32_central_ok,
                gx_gelu_erf_f32_central, gx_gelu_erf_f32_full)
 GX_UNARY(gelu_erf_f64, double, gx_gelu_erf_f64(x))
 
+#define GX_BIASED_ALL(T, SFX)                                               \
+    GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \
+    GX_BIASED(gelu_tanh_bias_##SFX, T, gelu_tanh_##SFX, 2)                  \
+    GX_BIASED(gelu_erf_grad_bias_##SFX, T, gelu_erf_grad_##SFX, 3)          \
+    GX_BIASED(gelu_tanh_grad_bias_##SFX, T, gelu_tanh_grad_##SFX, 3)
+GX_BIASED_ALL(float, f32)
+GX_BIASED_ALL(double, f64)
+
 
 #undef GX_UNARY
 #undef GX_BINARY
-#undef GX_TERNARY
+#undef GX_BIASED
+#undef GX_BIASED_ALL
 #undef GX_UNARY_SPLIT
 #undef GX_SPLIT_PATCH
 #undef GX_DEFINE_ALL
