@@ -31,11 +31,14 @@ def _mp():
     return mpmath
 
 
-def _mp_special(x, fn):
-    """Shared handling of NaN/inf for the mp_* functions (x a Python float)."""
+def _mp_gelu_limit(x):
+    """The GELU forms at NaN and +-inf (NaN, +inf, 0) as an mpf; None otherwise."""
+    mp = _mp()
     if math.isnan(x):
-        return x
-    return fn(x)
+        return mp.mpf("nan")
+    if math.isinf(x):
+        return mp.mpf(x) if x > 0 else mp.mpf(0)
+    return None
 
 
 def mp_phi(x):
@@ -49,10 +52,9 @@ def mp_gelu_erf(x):
     """x * Phi(x) as an mpf (float('nan') for NaN, limits at +-inf)."""
     mp = _mp()
     x = float(x)
-    if math.isnan(x):
-        return mp.mpf("nan")
-    if math.isinf(x):
-        return mp.mpf(x) if x > 0 else mp.mpf(0)
+    limit = _mp_gelu_limit(x)
+    if limit is not None:
+        return limit
     with mp.workdps(_DPS):
         X = mp.mpf(x)
         return X * mp.ncdf(X)
@@ -67,10 +69,9 @@ def mp_gelu_tanh(x):
     """x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) evaluated exactly, as an mpf."""
     mp = _mp()
     x = float(x)
-    if math.isnan(x):
-        return mp.mpf("nan")
-    if math.isinf(x):
-        return mp.mpf(x) if x > 0 else mp.mpf(0)
+    limit = _mp_gelu_limit(x)
+    if limit is not None:
+        return limit
     with mp.workdps(_DPS + 20):
         X = mp.mpf(x)
         # x * sigmoid(w): the same value as the tanh form, without cancellation
