@@ -213,3 +213,19 @@ def test_relu_grad_matches_torch_autograd(torch):
     xt = torch.tensor(x, requires_grad=True)
     torch.relu(xt).backward(torch.ones_like(xt))
     np.testing.assert_array_equal(relu_grad(x), xt.grad.numpy())
+
+
+# Found by the fuzzer: the float32 derivative used to be clamped where gelu'(x)
+# alone underflows float32, but a huge upstream grad brings the product back
+# into range (x = -14, grad = 8.5e37 gave 4.5e-22 for a true 1e-54).
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("x", [-12.5, -14.0, -17.03125, -19.75, -21.0, -23.5])
+def test_float32_tail_derivative_times_huge_grad(approximate, x):
+    import mpmath
+    from gelu_ext import _reference as R
+    g = np.float32(8.5e37)
+    d, _ = (R.mp_gelu_erf_grad if approximate == "none" else R.mp_gelu_tanh_grad)(x)
+    with mpmath.workdps(60):
+        want = np.float32(float(d * mpmath.mpf(float(g))))
+    got = fast_gelu_grad(np.float32(x), g, approximate)
+    assert abs(float(got) - float(want)) <= 2 * float(np.spacing(np.abs(want))), (got, want)
