@@ -15,6 +15,7 @@
  */
 #include "gx_kernels.h"
 #include "gx_math.h"
+#include "gx_lut.h"
 
 #include <fenv.h>
 
@@ -22,46 +23,42 @@
 #include <omp.h>
 #endif
 
-/* For the kernels that split an array between two formulas
- * (GX_UNARY_SPLIT): gx_flag_mask turns 8 flag bytes (0 or 1) into an 8-bit
- * mask (bit j = byte j); GX_CTZ64 counts trailing zeros of a nonzero mask. */
-static inline unsigned gx_flag_mask(const unsigned char *f)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t w;                 /* byte j (0 or 1) at bit 8j; the product */
-    memcpy(&w, f, sizeof w);    /* gathers bit 8j into bit 56 + j         */
-    return (unsigned)((w * 0x0102040810204080ull) >> 56);
-#else
-    unsigned m = 0;
-    for (int j = 0; j < 8; j++) m |= (unsigned)f[j] << j;
-    return m;
-#endif
-}
-
+/* For the float32 kernels that split an array between the table formula and
+ * the general one (GX_SPLIT): trailing zeros and set bits of a 64-bit mask. */
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_CTZ64(w) __builtin_ctzll(w)
+#define GX_POPCNT64(w) __builtin_popcountll(w)
 #else
 static inline int gx_ctz64(uint64_t w) { int n = 0; while (!(w & 1u)) { w >>= 1; n++; } return n; }
 #define GX_CTZ64(w) gx_ctz64(w)
+static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; n++; } return n; }
+#define GX_POPCNT64(w) gx_popcnt64(w)
 #endif
 
 #define GX_ISA baseline
+#define GX_ISA_LEVEL 0
 #include "gx_kernels_impl.h"
+#undef GX_ISA_LEVEL
 #undef GX_ISA
 
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
 #define GX_HAVE_X86_PATHS 1
+#include <immintrin.h>   /* the table kernels of gx_lut_simd.h */
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #define GX_ISA avx2
+#define GX_ISA_LEVEL 1
 #include "gx_kernels_impl.h"
+#undef GX_ISA_LEVEL
 #undef GX_ISA
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")
 #define GX_ISA avx512
+#define GX_ISA_LEVEL 2
 #include "gx_kernels_impl.h"
+#undef GX_ISA_LEVEL
 #undef GX_ISA
 #pragma GCC pop_options
 #else

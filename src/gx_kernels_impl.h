@@ -51,115 +51,125 @@
         }                                                                   \
     }
 
-/* out[i] = OK(x) ? FAST(x) : FULL(x), i.e. the same bits as the elementwise
- * select, without computing both formulas for every element (a vectorised
- * select would).  Per block of GX_SPLIT_B elements: flag the !OK elements
- * (NaN included); if they are the minority, FAST runs vectorised on the whole
- * block and the flagged elements are packed into a buffer, FULL runs
- * vectorised on it and the results are put back; otherwise the same with the
- * roles swapped.  Packing visits only the packed elements (GX_SPLIT_PATCH),
- * and the packed buffer is padded to whole groups of 8, so no slow scalar
- * remainder loop runs.  Which formula an element gets depends on its value only (not on the
- * block or thread split).  In place (out == in) the block's input is copied
- * first; NumPy never passes partially overlapping arrays. */
-#ifndef GX_SPLIT_B
-#define GX_SPLIT_B 256     /* a multiple of 64 */
-#endif
-/* ob[j] = F(xs[j]) for the j < m with flag[j] == want (F: an array function).
- * The flags of 64 elements become one 64-bit mask and only its set bits are
- * visited (count trailing zeros): the work follows the number of packed
- * elements, with one unpredictable branch per 64 (a test per element costs
- * as much as the formula saved). */
-#define GX_SPLIT_PATCH(T, F, want)                                          \
-    do {                                                                    \
-        int k = 0;                                                          \
-        for (int g = 0; g < m; g += 64) {                                   \
-            uint64_t mk = 0;                                                \
-            for (int q = 0; q < 8; q++)                                     \
-                mk |= (uint64_t)gx_flag_mask(flag + g + 8 * q) << (8 * q);  \
-            if (!(want)) mk = ~mk;                                          \
-            if (m - g < 64) mk &= ((uint64_t)1 << (m - g)) - 1u;            \
-            while (mk) {                                                    \
-                const int j = g + GX_CTZ64(mk);                             \
-                idx[k] = j; pb[k] = xs[j]; k++;                             \
-                mk &= mk - 1u;                                              \
-            }                                                               \
-        }                                                                   \
-        const int k8 = (k + 7) & ~7;                                        \
-        for (int j = k; j < k8; j++) pb[j] = 0;                             \
-        F(pb, rb, k8);                                                      \
-        for (int j = 0; j < k; j++) ob[idx[j]] = rb[j];                     \
-    } while (0)
-/* The two loops are separate functions that are never inlined: each then
- * gets the registers to itself (inlined into one body, the general formula's
- * constants spilled to the stack and its loop ran 20% slower). */
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_NOINLINE __attribute__((noinline))
 #else
 #define GX_NOINLINE
 #endif
-#define GX_UNARY_SPLIT(name, T, OK, FAST, FULL)                             \
-    static GX_NOINLINE void GX_FN(name##_fast)(const T *x, T *o, int n)     \
-    {                                                                       \
-        _Pragma("omp simd")                                                 \
-        for (int j = 0; j < n; j++) o[j] = FAST(x[j]);                      \
-    }                                                                       \
-    static GX_NOINLINE void GX_FN(name##_full)(const T *x, T *o, int n)     \
-    {                                                                       \
-        _Pragma("omp simd")                                                 \
-        for (int j = 0; j < n; j++) o[j] = FULL(x[j]);                      \
-    }                                                                       \
+
+/* The float32-lane table kernels (gx_lut.h): GX_FN(lut_fwd), GX_FN(lut_grad). */
+#include "gx_lut_simd.h"
+
+/* The float32 kernels: out[i] = the table formula where it covers x[i],
+ * else FULL (the general double formula), i.e. the same bits as the
+ * elementwise select, without computing both for every element.  Per block of
+ * GX_SPLIT_B elements, LUT runs on the whole block and flags the elements it
+ * does not cover (NaN included) in a bit mask; if they are the minority they
+ * are packed into a buffer, FULL runs on it and the results are put back;
+ * otherwise FULL runs on the whole block and the covered elements are
+ * patched from LUT the same way.  Packing visits only the set bits of each
+ * 64-bit mask word (count trailing zeros): the work follows the number of
+ * packed elements.  Which formula an element gets depends on its value only
+ * (not on the block or thread split).  In place (out == an input) the block's
+ * inputs are copied first; NumPy never passes partially overlapping arrays.
+ * NIN = 2: a derivative kernel, g = in[1] travels with x. */
+#ifndef GX_SPLIT_B
+#define GX_SPLIT_B 1024    /* a multiple of 64; large enough that the packed  */
+#endif                     /* calls run whole vectors, small enough for L1    */
+/* ob[j] = F(xs[j], gs[j]) for the j < m whose bit in bad equals want */
+#define GX_SPLIT_PATCH(NIN, F, want)                                        \
+    do {                                                                    \
+        int k = 0;                                                          \
+        for (int w = 0; w < (m + 63) / 64; w++) {                           \
+            uint64_t mk = (want) ? bad[w] : ~bad[w];                        \
+            if (m - 64 * w < 64) mk &= ((uint64_t)1 << (m - 64 * w)) - 1u;  \
+            while (mk) {                                                    \
+                const int j = 64 * w + GX_CTZ64(mk);                        \
+                idx[k] = j; pb[k] = xs[j];                                  \
+                if ((NIN) == 2) pg[k] = gs[j];                              \
+                k++;                                                        \
+                mk &= mk - 1u;                                              \
+            }                                                               \
+        }                                                                   \
+        const int kp = (k + 15) & ~15;     /* whole vectors: no scalar tail */ \
+        for (int j = k; j < kp; j++) {                                      \
+            pb[j] = 0;                                                      \
+            if ((NIN) == 2) pg[j] = 0;                                      \
+        }                                                                   \
+        F;                                                                  \
+        for (int j = 0; j < k; j++) ob[idx[j]] = rb[j];                     \
+    } while (0)
+#define GX_SPLIT(name, NIN, LUT, FULL)                                      \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
-        const T *xp = (const T *)in[0];                                     \
-        T *out = (T *)out_;                                                 \
-        T xb[GX_SPLIT_B], pb[GX_SPLIT_B], rb[GX_SPLIT_B];                   \
-        unsigned char flag[GX_SPLIT_B + 64];                                \
+        const float *xp = (const float *)in[0];                             \
+        const float *gp = (NIN) == 2 ? (const float *)in[1] : NULL;         \
+        float *out = (float *)out_;                                         \
+        float xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];              \
+        float pb[GX_SPLIT_B], pg[(NIN) == 2 ? GX_SPLIT_B : 1], rb[GX_SPLIT_B]; \
+        uint64_t bad[GX_SPLIT_B / 64], bad2[GX_SPLIT_B / 64];               \
         int idx[GX_SPLIT_B];                                                \
         for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
             const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
-            T *ob = out + i0;                                               \
-            const T *xs = xp + i0;                                          \
-            if ((const T *)ob == xs) {                                      \
-                memcpy(xb, xs, (size_t)m * sizeof(T));                      \
+            float *ob = out + i0;                                           \
+            const float *xs = xp + i0;                                      \
+            const float *gs = (NIN) == 2 ? gp + i0 : NULL;                  \
+            if ((const float *)ob == xs || ((NIN) == 2 && (const float *)ob == gs)) { \
+                memcpy(xb, xs, (size_t)m * sizeof(float));                  \
                 xs = xb;                                                    \
+                if ((NIN) == 2) {                                           \
+                    memcpy(gb, gs, (size_t)m * sizeof(float));              \
+                    gs = gb;                                                \
+                }                                                           \
             }                                                               \
+            GX_FN(LUT)(&gx_##name##_table, xs, gs, ob, m, bad);             \
             int nbad = 0;                                                   \
-            _Pragma("omp simd reduction(+:nbad)")                           \
-            for (int j = 0; j < m; j++) {                                   \
-                flag[j] = !OK(xs[j]); nbad += flag[j];                      \
-            }                                                               \
-            for (int j = m; j < ((m + 63) & ~63); j++) flag[j] = 0;         \
+            for (int w = 0; w < (m + 63) / 64; w++) nbad += GX_POPCNT64(bad[w]); \
+            if (nbad == 0) continue;                                        \
             if (2 * nbad <= m) {                                            \
-                GX_FN(name##_fast)(xs, ob, m);                              \
-                if (nbad) GX_SPLIT_PATCH(T, GX_FN(name##_full), 1);         \
+                GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1);               \
             } else {                                                        \
-                GX_FN(name##_full)(xs, ob, m);                              \
-                if (nbad < m) GX_SPLIT_PATCH(T, GX_FN(name##_fast), 0);     \
+                FULL(xs, gs, ob, m);                                        \
+                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&gx_##name##_table, pb, pg, rb, kp, bad2), 0); \
             }                                                               \
         }                                                                   \
     }
+/* FULL: the general double formula (gx_math.h) over an array.  Its own
+ * never-inlined function, so it gets the registers to itself (inlined into
+ * the driver, the formula's constants spilled to the stack and its loop ran
+ * 20% slower). */
+#define GX_FULL_FN(name, FULL1, GRAD)                                       \
+    static GX_NOINLINE void GX_FN(name##_full)(const float *x, const float *g, float *o, int n) \
+    {                                                                       \
+        (void)g;                                                            \
+        _Pragma("omp simd")                                                 \
+        for (int j = 0; j < n; j++)                                         \
+            o[j] = GRAD ? (float)(FULL1(x[j]) * (double)g[j]) : (float)FULL1(x[j]); \
+    }
 
-/* Gradients multiply in double and round once (float32 uses the
- * float32-grade derivative, in double). */
-#define GX_DEFINE_ALL(T, SFX, GELU_TANH, ERF_GRAD, TANH_GRAD)               \
-    GX_UNARY(relu_##SFX, T, GX_RELU(x))                                     \
-    GX_UNARY(gelu_tanh_##SFX, T, GELU_TANH(x))                              \
-    GX_BINARY(relu_grad_##SFX, T, g, (x > 0 ? g : (T)0))                    \
-    GX_BINARY(gelu_erf_grad_##SFX, T, g,                                    \
-              (T)(ERF_GRAD(x) * (double)g))                                 \
-    GX_BINARY(gelu_tanh_grad_##SFX, T, g,                                   \
-              (T)(TANH_GRAD(x) * (double)g))
+GX_UNARY(relu_f32, float, GX_RELU(x))
+GX_UNARY(relu_f64, double, GX_RELU(x))
+GX_BINARY(relu_grad_f32, float, g, (x > 0 ? g : 0.0f))
+GX_BINARY(relu_grad_f64, double, g, (x > 0 ? g : 0.0))
 
-GX_DEFINE_ALL(float, f32, gx_gelu_tanh_f32,
-              gx_gelu_erf_grad_f32d, gx_gelu_tanh_grad_f32d)
-GX_DEFINE_ALL(double, f64, gx_gelu_tanh_f64,
-              gx_gelu_erf_grad_f64, gx_gelu_tanh_grad_f64)
-/* exact GELU: float32 splits its array between the central and the general
- * formula of gx_gelu_erf_f32 (same bits as calling it per element) */
-GX_UNARY_SPLIT(gelu_erf_f32, float, gx_gelu_erf_f32_central_ok,
-               gx_gelu_erf_f32_central, gx_gelu_erf_f32_full)
+/* float64: the double-double formulas of gx_math.h, elementwise; gradients
+ * multiply in double and round once */
 GX_UNARY(gelu_erf_f64, double, gx_gelu_erf_f64(x))
+GX_UNARY(gelu_tanh_f64, double, gx_gelu_tanh_f64(x))
+GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
+GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
+
+/* float32: float32 lanes from the tables for |x| <= GX_LUT_X (gx_lut.h), the
+ * general double formulas for the rest (same bits as gx_gelu_*_f32 / the
+ * scalar twins per element, whatever the split) */
+GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
+GX_FULL_FN(gelu_tanh_f32, gx_gelu_tanh_f32, 0)
+GX_FULL_FN(gelu_erf_grad_f32, gx_gelu_erf_grad_f32d, 1)
+GX_FULL_FN(gelu_tanh_grad_f32, gx_gelu_tanh_grad_f32d, 1)
+GX_SPLIT(gelu_erf_f32, 1, lut_fwd, GX_FN(gelu_erf_f32_full))
+GX_SPLIT(gelu_tanh_f32, 1, lut_fwd, GX_FN(gelu_tanh_f32_full))
+GX_SPLIT(gelu_erf_grad_f32, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full))
+GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full))
 
 #define GX_BIASED_ALL(T, SFX)                                               \
     GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \
@@ -174,7 +184,7 @@ GX_BIASED_ALL(double, f64)
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL
-#undef GX_UNARY_SPLIT
+#undef GX_SPLIT
+#undef GX_FULL_FN
 #undef GX_SPLIT_PATCH
-#undef GX_DEFINE_ALL
 #undef GX_FN

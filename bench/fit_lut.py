@@ -1,0 +1,183 @@
+"""Generate src/gx_lut_tables.h, the piecewise tables of the float32-lane kernels.
+
+Usage::
+
+    python bench/fit_lut.py            # print the header
+    python bench/fit_lut.py --write    # write src/gx_lut_tables.h
+    python bench/fit_lut.py --check    # exit 1 if the header differs
+
+Needs numpy and mpmath; runs in about half a minute.
+
+What is tabulated (see src/gx_lut.h for how the kernels use it).  With
+a = |x| <= GX_LUT_X, the piece is i = min(floor(K a (1 + a/2) + 1/2), 31):
+pieces are narrow where the functions change fast in relative terms (the
+log-derivative of Phi(-a) grows like a, and so does K (1 + a)), so every piece
+sees about the same relative variation (< 0.2).  Piece i has a centre c_i (a
+float; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
+exact by Sterbenz), and for each function a value H_i (a multiple of 2^-24,
+so that 1 - H_i is exact too) and a degree-6 polynomial M_i(d) with float32
+coefficients:
+
+* forward, q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form):
+      M_i(d) = a (q(a) - H_i),  gelu(x) = x H - M (x < 0),  x (1 - H) - M (x >= 0)
+  fitted in relative error against a q(a), the smaller |result| of the two sides;
+* derivative, G(a) = q(a) - a |q'(a)| (gelu'(-a); gelu'(a) = 1 - G(a)):
+      M_i(d) = G(a) - H_i,  fitted against max(q(a), a |q'(a)|), the scale in
+  which the derivative's bound is stated.
+Coefficients are rounded to float32 from the highest degree down, refitting the
+lower ones after each rounding (weighted least squares at Chebyshev nodes),
+so the rounding errors are absorbed; the printed comments give the worst fit
+error of each table measured at 2001 points per piece.
+"""
+import os
+import sys
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 30
+NP = 32             # pieces: one AVX-512 two-register permute (vpermt2ps) per table
+X = 4.5             # |x| range of the tables; keep in sync with GX_LUT_X
+DEG = 6
+K = float(np.float32((NP - 0.5) / (X * (1 + X / 2))))
+K2 = float(np.float32(K / 2))
+TANH_C = 2 * mp.sqrt(2 / mp.pi)
+TANH_A = mp.mpf("0.044715")
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "gx_lut_tables.h")
+
+
+def q_erf(a):
+    return mp.ncdf(-a)
+
+
+def dq_erf(a):                       # |q'(a)| = phi(a)
+    return mp.npdf(a)
+
+
+def _w(a):
+    return TANH_C * a * (1 + TANH_A * a * a)
+
+
+def q_tanh(a):
+    return 1 / (1 + mp.exp(_w(a)))
+
+
+def dq_tanh(a):
+    s = q_tanh(a)
+    return s * (1 - s) * TANH_C * (1 + 3 * TANH_A * a * a)
+
+
+def piece_bounds(i):
+    """[lo, hi] of a for piece i, from t = K a (1 + a/2) + 1/2 (in exact arithmetic)."""
+    def a_of(t):
+        t = max(t - 0.5, 0.0)
+        return -1 + np.sqrt(1 + 2 * t / K)
+    lo, hi = a_of(i), a_of(i + 1)
+    if i == NP - 1:
+        hi = X
+    w = hi - lo
+    return max(lo - 1e-4 * w, 0.0), hi + 1e-4 * w   # margin: t is rounded in float32
+
+
+def centre(i, lo, hi):
+    if i == 0:
+        return 0.0
+    # where Phi(-a) is the geometric mean of its ends: the least relative variation
+    f = lambda a: mp.log(q_erf(a)) - (mp.log(q_erf(lo)) + mp.log(q_erf(hi))) / 2
+    c = float(np.float32(float(mp.findroot(f, (lo + hi) / 2))))
+    assert c / 2 <= lo and hi <= 2 * c, (i, c, lo, hi)
+    return c
+
+
+def fit(target, weight, c, lo, hi, zero_at_0):
+    """float32 coefficients m_0..m_DEG of M(d) ~ target(a), d = a - c."""
+    nodes = [(lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (k + 0.5) / 300) for k in range(300)]
+    d = np.array([a - c for a in nodes])
+    f = np.array([float(target(mp.mpf(a))) for a in nodes])
+    w = np.array([float(1 / weight(mp.mpf(a))) if a > 0 else 0.0 for a in nodes])
+    m = np.zeros(DEG + 1)
+    first = 1 if zero_at_0 else 0
+    for top in range(DEG, first - 1, -1):
+        resid = f - sum(m[j] * d ** j for j in range(top + 1, DEG + 1))
+        V = np.stack([d ** j for j in range(first, top + 1)], 1)
+        sol = np.linalg.lstsq(V * w[:, None], resid * w, rcond=None)[0]
+        m[top] = float(np.float32(sol[-1]))
+    return m
+
+
+def max_err(m, target, weight, c, lo, hi):
+    worst = 0.0
+    for a in np.linspace(lo, hi, 2001):
+        if a == 0:
+            continue
+        p = sum(m[j] * (a - c) ** j for j in range(DEG + 1))
+        worst = max(worst, abs(p - float(target(mp.mpf(a)))) * float(1 / weight(mp.mpf(a))))
+    return worst
+
+
+def table(name, q, dq, grad):
+    rows, worst = [], 0.0
+    for i in range(NP):
+        lo, hi = piece_bounds(i)
+        c = centre(i, lo, hi)
+        if grad:
+            G = lambda a: q(a) - a * dq(a)
+            h = round(float(G(mp.mpf(c))) * 2 ** 24) / 2 ** 24
+            target = lambda a, G=G, h=h: G(a) - h
+            weight = lambda a: max(q(a), a * dq(a))
+        else:
+            h = round(float(q(mp.mpf(c))) * 2 ** 24) / 2 ** 24
+            target = lambda a, h=h: a * (q(a) - h)
+            weight = lambda a: a * q(a)
+        m = fit(target, weight, c, lo, hi, zero_at_0=(i == 0))
+        worst = max(worst, max_err(m, target, weight, c, lo, hi))
+        rows.append((c, h, m))
+    return name, rows, worst
+
+
+def fmt(v):
+    return float(np.float32(v)).hex() + "f"
+
+
+def generate():
+    out = [f"/* GENERATED by bench/fit_lut.py (do not edit by hand): {NP} pieces on |x| <= {X}, degree {DEG} */",
+           f"#define GX_LUT_X {fmt(X)}",
+           f"#define GX_LUT_K {fmt(K)}",
+           f"#define GX_LUT_K2 {fmt(K2)}",
+           f"#define GX_LUT_NP {NP}",
+           f"#define GX_LUT_DEG {DEG}"]
+    specs = [("gx_lut_erf", q_erf, dq_erf, False), ("gx_lut_erf_grad", q_erf, dq_erf, True),
+             ("gx_lut_tanh", q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", q_tanh, dq_tanh, True)]
+    for name, q, dq, grad in specs:
+        name, rows, worst = table(name, q, dq, grad)
+        what = "derivative" if grad else "forward"
+        out.append("")
+        out.append(f"/* {what}; worst weighted fit error {worst:.2e} */")
+        out.append(f"static const gx_lut {name} = {{")
+        out.append("    {" + ", ".join(fmt(r[0]) for r in rows) + "},")
+        out.append("    {" + ", ".join(fmt(r[1]) for r in rows) + "},")
+        out.append("    {")
+        for j in range(DEG + 1):
+            out.append("        {" + ", ".join(fmt(r[2][j]) for r in rows) + "},")
+        out.append("    }")
+        out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    text = generate()
+    if "--check" in argv:
+        with open(HEADER) as f:
+            ok = f.read() == text
+        print("gx_lut_tables.h matches" if ok else "gx_lut_tables.h DIFFERS from this script")
+        return 0 if ok else 1
+    if "--write" in argv:
+        with open(HEADER, "w") as f:
+            f.write(text)
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,196 @@
+/*
+ * gx_lut_simd.h -- the array kernels of the float32-lane formulas (gx_lut.h),
+ * included by gx_kernels_impl.h once per instruction set (GX_ISA_LEVEL 0, 1,
+ * 2 = baseline, AVX2+FMA, AVX-512).  The loop body is written once over a few
+ * primitives; only the primitives differ per ISA, and each performs one IEEE
+ * operation (or an exact table fetch or select), in the order of the scalar
+ * twins, so every path gives the scalar twins' bits.
+ *
+ * Why intrinsics here when the rest is auto-vectorised: the table fetch.
+ * GCC does not vectorise the scalar twins at all (the data-dependent index),
+ * and a gather per table would cost more than the whole formula; AVX-512's
+ * two-register permute (vpermt2ps) fetches a 32-entry table for 16 lanes in
+ * one instruction.  AVX2 has no 32-entry permute: it gathers (8 lanes).
+ */
+#if GX_ISA_LEVEL == 2
+#define GX_VW 16
+#define gx_vf __m512
+#define gx_vi __m512i
+#define GX_VLOAD(p) _mm512_loadu_ps(p)
+#define GX_VSTORE(p, v) _mm512_storeu_ps(p, v)
+#define GX_VSET(f) _mm512_set1_ps(f)
+#define GX_VABS(v) _mm512_abs_ps(v)
+#define GX_VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define GX_VFMS(a, b, c) _mm512_fmsub_ps(a, b, c)     /* a b - c, one rounding */
+#define GX_VMUL(a, b) _mm512_mul_ps(a, b)
+#define GX_VSUB(a, b) _mm512_sub_ps(a, b)
+#define GX_VMIN(a, b) _mm512_min_ps(a, b)      /* a < b ? a : b, as gx_lut_clamp */
+#define GX_VINDEX(t) _mm512_min_epi32(_mm512_cvttps_epi32(t), _mm512_set1_epi32(31))
+/* a table lives in two registers, loaded once per call (the compiler cannot
+ * hoist the loads itself: the output might alias the table) */
+#define gx_vtab struct { __m512 lo, hi; }
+#define GX_VTAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
+#define GX_VLUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
+#define GX_VNEGMASK(x) _mm512_movepi32_mask(_mm512_castps_si512(x))
+/* bits of the elements gx_lut_fwd_ok / gx_lut_grad_ok reject */
+#define GX_VBAD_GRAD(x) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(GX_LUT_X), _CMP_NLE_UQ))
+#define GX_VBAD_FWD(x) (GX_VBAD_GRAD(x) | (uint64_t)(                        \
+    _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(0x1p-125f), _CMP_LT_OQ) & \
+    _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_setzero_ps(), _CMP_NEQ_OQ)))
+#define gx_vmask __mmask16
+#define GX_VSEL(m, a, b) _mm512_mask_blend_ps(m, b, a)          /* m ? a : b */
+/* g is +-0, +-inf or NaN (fpclass: QNaN, +0, -0, +inf, -inf, SNaN) */
+#define GX_VSPECIAL(g) _mm512_fpclass_ps_mask(g, 0x9f)
+#define GX_VADD(a, b) _mm512_add_ps(a, b)
+#define GX_VNEG(v) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)))
+#elif GX_ISA_LEVEL == 1
+#define GX_VW 8
+#define gx_vf __m256
+#define gx_vi __m256i
+#define GX_VLOAD(p) _mm256_loadu_ps(p)
+#define GX_VSTORE(p, v) _mm256_storeu_ps(p, v)
+#define GX_VSET(f) _mm256_set1_ps(f)
+#define GX_VABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)
+#define GX_VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define GX_VFMS(a, b, c) _mm256_fmsub_ps(a, b, c)
+#define GX_VMUL(a, b) _mm256_mul_ps(a, b)
+#define GX_VSUB(a, b) _mm256_sub_ps(a, b)
+#define GX_VMIN(a, b) _mm256_min_ps(a, b)
+#define GX_VINDEX(t) _mm256_min_epi32(_mm256_cvttps_epi32(t), _mm256_set1_epi32(31))
+#define gx_vtab struct { const float *p; }
+#define GX_VTAB_LOAD(r, tab) ((r).p = (tab))
+#define GX_VLUT(r, i) _mm256_i32gather_ps((r).p, i, 4)
+#define gx_vmask __m256
+#define GX_VNEGMASK(x) (x)                                       /* blendv reads the sign bit */
+#define GX_VABSX(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
+#define GX_VBAD_GRAD(x) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ)))
+#define GX_VBAD_FWD(x) ((uint64_t)_mm256_movemask_ps(_mm256_or_ps(                   \
+    _mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ),      \
+    _mm256_and_ps(_mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(0x1p-125f), _CMP_LT_OQ), \
+                  _mm256_cmp_ps(GX_VABSX(x), _mm256_setzero_ps(), _CMP_NEQ_OQ)))))
+#define GX_VSEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define GX_VSPECIAL(g) _mm256_or_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ), \
+    _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ))
+#define GX_VADD(a, b) _mm256_add_ps(a, b)
+#define GX_VNEG(v) _mm256_xor_ps(v, _mm256_set1_ps(-0.0f))
+#endif
+
+#ifdef GX_VW
+/* The tables of one gx_lut, ready for GX_VLUT. */
+#define GX_VTABS_DECL(R, T)                                                 \
+    gx_vtab R##c, R##h, R##m[7];                                            \
+    GX_VTAB_LOAD(R##c, (T)->c);                                             \
+    GX_VTAB_LOAD(R##h, (T)->h);                                             \
+    for (int q_ = 0; q_ < 7; q_++) GX_VTAB_LOAD(R##m[q_], (T)->m[q_])
+/* M_i(d) for a vector: the same Horner steps as gx_lut_poly */
+#define GX_VPOLY(R, i, d)                                                   \
+    GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VLUT(R##m[6], i),    \
+        d, GX_VLUT(R##m[5], i)), d, GX_VLUT(R##m[4], i)), d,                \
+        GX_VLUT(R##m[3], i)), d, GX_VLUT(R##m[2], i)), d,                   \
+        GX_VLUT(R##m[1], i)), d, GX_VLUT(R##m[0], i))
+
+/* One vector of gx_lut_fwd (G = 0) or gx_lut_grad (G = 1). */
+#define GX_LUT_BODY(R, xv, gv, G, res)                                      \
+    do {                                                                    \
+        gx_vf a_ = GX_VMIN(GX_VABS(xv), GX_VSET(GX_LUT_X));   /* gx_lut_clamp */ \
+        gx_vf t_ = GX_VFMA(a_, GX_VFMA(a_, GX_VSET(GX_LUT_K2), GX_VSET(GX_LUT_K)), GX_VSET(0.5f)); \
+        gx_vi i_ = GX_VINDEX(t_);                                           \
+        gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)));       \
+        gx_vf h_ = GX_VLUT(R##h, i_);                                     \
+        gx_vmask n_ = GX_VNEGMASK(xv);                                      \
+        gx_vf B_ = GX_VSEL(n_, h_, GX_VSUB(GX_VSET(1.0f), h_));              \
+        if (G) {                                                            \
+            gx_vf sM_ = GX_VSEL(n_, M_, GX_VNEG(M_));                        \
+            res = GX_VFMA(B_, gv, GX_VMUL(sM_, gv));                        \
+            res = GX_VSEL(GX_VSPECIAL(gv), GX_VMUL(GX_VADD(B_, sM_), gv), res); \
+        } else {                                                            \
+            res = GX_VFMS(xv, B_, M_);                                      \
+        }                                                                   \
+    } while (0)
+#endif
+
+/* o[j] = gelu(x[j]) (G = 0) or gelu'(x[j]) g[j] (G = 1) from table T for the
+ * n <= GX_SPLIT_B elements at x (and g); bit j of bad[j / 64] is set for the
+ * elements the table does not cover (!gx_lut_fwd_ok / !gx_lut_grad_ok), whose
+ * o[j] the caller overwrites.  The test rides along in the vector loop, so the
+ * split costs no separate pass over the data. */
+#define GX_LUT_ARRAY(fname, G)                                              \
+static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const float *g, \
+                                     float *o, int n, uint64_t *bad)        \
+{                                                                           \
+    GX_LUT_LOOP(G)                                                          \
+}
+#ifdef GX_VW
+#define GX_LUT_LOOP(G)                                                      \
+    GX_VTABS_DECL(R, T);                                                    \
+    for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
+    for (int j = 0; j < n; j += GX_VW) {                                    \
+        gx_vf r, xv, gv;                                                    \
+        float xb[GX_VW], gb[GX_VW], ob[GX_VW];                              \
+        const int full = j + GX_VW <= n;                                    \
+        if (full) {                                                         \
+            xv = GX_VLOAD(x + j);                                           \
+            gv = G ? GX_VLOAD(g + j) : xv;                                  \
+        } else {                /* the last partial vector, via a padded copy */ \
+            for (int q = 0; q < GX_VW; q++) {                               \
+                xb[q] = j + q < n ? x[j + q] : 0.0f;                        \
+                gb[q] = G && j + q < n ? g[j + q] : 0.0f;                   \
+            }                                                               \
+            xv = GX_VLOAD(xb);                                              \
+            gv = GX_VLOAD(gb);                                              \
+        }                                                                   \
+        GX_LUT_BODY(R, xv, gv, G, r);                                       \
+        uint64_t b = G ? GX_VBAD_GRAD(xv) : GX_VBAD_FWD(xv);                \
+        bad[j / 64] |= b << (j % 64);                                       \
+        if (full) {                                                         \
+            GX_VSTORE(o + j, r);                                            \
+        } else {                                                            \
+            GX_VSTORE(ob, r);                                               \
+            memcpy(o + j, ob, (size_t)(n - j) * sizeof(float));             \
+        }                                                                   \
+    }                                                                       \
+    if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;
+#else
+#define GX_LUT_LOOP(G)                                                      \
+    for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
+    for (int j = 0; j < n; j++) {                                           \
+        o[j] = G ? gx_lut_grad(T, x[j], g[j]) : gx_lut_fwd(T, x[j]);        \
+        int ok = G ? gx_lut_grad_ok(x[j]) : gx_lut_fwd_ok(x[j]);            \
+        bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
+    }
+#endif
+GX_LUT_ARRAY(lut_fwd, 0)
+GX_LUT_ARRAY(lut_grad, 1)
+#undef GX_LUT_ARRAY
+#undef GX_LUT_LOOP
+
+#ifdef GX_VW
+#undef GX_VW
+#undef GX_VLOAD
+#undef GX_VSTORE
+#undef GX_VSET
+#undef GX_VABS
+#undef GX_VFMA
+#undef GX_VFMS
+#undef GX_VMUL
+#undef GX_VSUB
+#undef GX_VMIN
+#undef GX_VINDEX
+#undef GX_VLUT
+#undef GX_VNEGMASK
+#undef GX_VBAD_FWD
+#undef GX_VBAD_GRAD
+#undef GX_VABSX
+#undef GX_VSEL
+#undef GX_VNEG
+#undef GX_VSPECIAL
+#undef GX_VADD
+#undef gx_vf
+#undef gx_vtab
+#undef GX_VTAB_LOAD
+#undef GX_VTABS_DECL
+#undef gx_vi
+#undef gx_vmask
+#undef GX_VPOLY
+#undef GX_LUT_BODY
+#endif
