@@ -26,7 +26,7 @@ cdef extern from "gx_kernels.h" nogil:
     int GX_RELU, GX_GELU_ERF, GX_GELU_TANH, GX_GELU_ERF_BIAS, GX_GELU_TANH_BIAS
     int GX_RELU_GRAD, GX_GELU_ERF_GRAD, GX_GELU_TANH_GRAD
     int GX_GELU_ERF_GRAD_BIAS, GX_GELU_TANH_GRAD_BIAS, GX_NOPS
-    int GX_F32, GX_F64
+    int GX_F32, GX_F64, GX_F16
     int gx_nin(int op)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
@@ -98,43 +98,34 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                      void *data) noexcept nogil:
-    """float16: widen to float32, run the float32 kernel, round back.
-
-    The fused-bias forms round x + b to float16 first, so that they give the
-    same bits as the unfused op on the float16 sum."""
+    """float16: the C kernels widen to float32 lanes, run the float32 kernel
+    and round back (gx_kernels_impl.h, GX_HALF); strided operands are gathered
+    into contiguous chunks first, as in _loop."""
     cdef int op = <int>(<intptr_t>data >> 2)
-    cdef int nin = gx_nin(op), k, run_op = op, run_nin
-    cdef bint bias = op in (GX_GELU_ERF_BIAS, GX_GELU_TANH_BIAS,
-                            GX_GELU_ERF_GRAD_BIAS, GX_GELU_TANH_GRAD_BIAS)
+    cdef int nin = gx_nin(op), k
     cdef cnp.npy_intp n = dims[0], start, m, i
-    cdef float buf[4][_CHUNK]
+    cdef uint16_t buf[4][_CHUNK]
     cdef const void *inp[3]
+    cdef bint contiguous = True
 
-    if op == GX_GELU_ERF_BIAS:
-        run_op = GX_GELU_ERF
-    elif op == GX_GELU_TANH_BIAS:
-        run_op = GX_GELU_TANH
-    elif op == GX_GELU_ERF_GRAD_BIAS:
-        run_op = GX_GELU_ERF_GRAD
-    elif op == GX_GELU_TANH_GRAD_BIAS:
-        run_op = GX_GELU_TANH_GRAD
-    run_nin = gx_nin(run_op)
+    for k in range(nin + 1):
+        if steps[k] != 2:
+            contiguous = False
+    if contiguous:
+        for k in range(nin):
+            inp[k] = args[k]
+        gx_apply(op, GX_F16, inp, args[nin], n)
+        return
 
     start = 0
     while start < n:
         m = min(<cnp.npy_intp>_CHUNK, n - start)
         for k in range(nin):
-            for i in range(m):
-                buf[k][i] = gx_half_to_float(
-                    (<uint16_t *>(args[k] + (start + i) * steps[k]))[0])
-        if bias:                        # the bias is the last input
-            for i in range(m):
-                buf[0][i] = gx_half_to_float(gx_float_to_half(buf[0][i] + buf[nin - 1][i]))
-        for k in range(run_nin):
+            _gather(<char *>buf[k], args[k] + start * steps[k], steps[k], m, 2)
             inp[k] = buf[k]
-        gx_apply(run_op, GX_F32, inp, buf[3], m)
+        gx_apply(op, GX_F16, inp, buf[3], m)
         for i in range(m):
-            (<uint16_t *>(args[nin] + (start + i) * steps[nin]))[0] = gx_float_to_half(buf[3][i])
+            (<uint16_t *>(args[nin] + (start + i) * steps[nin]))[0] = buf[3][i]
         start += m
 
 

@@ -45,7 +45,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #define GX_HAVE_X86_PATHS 1
 #include <immintrin.h>   /* the table kernels of gx_lut_simd.h */
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 #define GX_ISA avx2
 #define GX_ISA_LEVEL 1
 #include "gx_kernels_impl.h"
@@ -54,7 +54,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #pragma GCC pop_options
 
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")
 #define GX_ISA avx512
 #define GX_ISA_LEVEL 2
 #include "gx_kernels_impl.h"
@@ -69,7 +69,8 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * code itself runs on any CPU. */
 #define GX_FILL_ONE(ID, name)                                               \
     t[ID][GX_F32] = GX_PASTE3(gx_k, name##_f32, GX_FILL_ISA);               \
-    t[ID][GX_F64] = GX_PASTE3(gx_k, name##_f64, GX_FILL_ISA);
+    t[ID][GX_F64] = GX_PASTE3(gx_k, name##_f64, GX_FILL_ISA);              \
+    t[ID][GX_F16] = GX_PASTE3(gx_k, name##_f16, GX_FILL_ISA);
 
 static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
 {
@@ -101,6 +102,11 @@ static const int gx_nin_table[GX_NOPS] = {
     [GX_GELU_ERF_GRAD_BIAS] = 3, [GX_GELU_TANH_GRAD_BIAS] = 3,
 };
 
+static size_t gx_itemsize(int dt)
+{
+    return dt == GX_F64 ? sizeof(double) : (dt == GX_F16 ? sizeof(uint16_t) : sizeof(float));
+}
+
 static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];
 static gx_kernel (*gx_active)[GX_NDT] = NULL;
 static int gx_isa = -1;
@@ -117,15 +123,26 @@ int gx_compiled_isa(int isa)
     return isa == GX_ISA_BASELINE || (GX_HAVE_X86_PATHS && isa > 0 && isa < GX_NISA);
 }
 
+#if GX_HAVE_X86_PATHS
+#include <cpuid.h>
+/* F16C (the float16 conversions of the AVX2 path): CPUID leaf 1, ECX bit 29.
+ * GCC 12's __builtin_cpu_supports does not know it. */
+static int gx_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 int gx_best_isa(void)
 {
 #if GX_HAVE_X86_PATHS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("fma"))
+        __builtin_cpu_supports("fma") && gx_has_f16c())
         return GX_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && gx_has_f16c())
         return GX_ISA_AVX2;
 #endif
     return GX_ISA_BASELINE;
@@ -212,7 +229,7 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
 #ifdef _OPENMP
     {
         const int nin = gx_nin_table[op];
-        const size_t isz = dt == GX_F64 ? sizeof(double) : sizeof(float);
+        const size_t isz = gx_itemsize(dt);
         /* blocks rounded to 64 elements keep each thread's stores on whole
          * cache lines when the arrays are aligned */
         const gx_intp block = ((n + nt - 1) / nt + 63) & ~(gx_intp)63;
@@ -239,7 +256,7 @@ void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
     gx_init_tables();
     gx_kernel k = gx_active[op][dt];
     const int nin = gx_nin_table[op];
-    const size_t isz = dt == GX_F64 ? sizeof(double) : sizeof(float);
+    const size_t isz = gx_itemsize(dt);
     const int nt = gx_threads_for(op, rows * cols);
     #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (gx_intp r = 0; r < rows; r++) {

@@ -39,7 +39,7 @@ enum {
     X(GX_GELU_ERF_GRAD_BIAS, gelu_erf_grad_bias)                            \
     X(GX_GELU_TANH_GRAD_BIAS, gelu_tanh_grad_bias)
 
-enum { GX_F32 = 0, GX_F64 = 1, GX_NDT = 2 };
+enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_NDT = 3 };   /* GX_F16: uint16_t IEEE half */
 enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.

@@ -180,7 +180,77 @@ GX_BIASED_ALL(float, f32)
 GX_BIASED_ALL(double, f64)
 
 
+/* ------------------------------------------------------------ float16 --
+ * float16 arrays run the float32 kernels: each block of GX_HALF_B elements is
+ * widened (exact), computed, and rounded back to float16 once.  The
+ * conversions are one instruction per vector where the ISA has them (F16C on
+ * the AVX2 path, AVX-512F) and the scalar round-to-nearest-even functions of
+ * gx_kernels.c elsewhere: the same bits either way.  The fused-bias forms
+ * round x + b to float16 first, so they give the bits of the unfused op on the
+ * float16 sum. */
+#ifndef GX_HALF_B
+#define GX_HALF_B 2048
+#endif
+static GX_NOINLINE void GX_FN(h2f)(const uint16_t *h, float *f, int n)
+{
+    int j = 0;
+#if GX_ISA_LEVEL == 2
+    for (; j + 16 <= n; j += 16)
+        _mm512_storeu_ps(f + j, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + j))));
+#elif GX_ISA_LEVEL == 1
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(f + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + j))));
+#endif
+    for (; j < n; j++) f[j] = gx_half_to_float(h[j]);
+}
+static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
+{
+    int j = 0;
+#if GX_ISA_LEVEL == 2
+    for (; j + 16 <= n; j += 16)
+        _mm256_storeu_si256((__m256i *)(h + j),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(f + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif GX_ISA_LEVEL == 1
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128((__m128i *)(h + j),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(f + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
+}
+/* name_f16: NIN inputs (the bias last if BIAS), BASE the float32 kernel run */
+#define GX_HALF(name, BASE, NIN, BIAS)                                      \
+    static void GX_FN(name##_f16)(const void *const *in, void *out_, gx_intp n) \
+    {                                                                       \
+        float b[3][GX_HALF_B], ob[GX_HALF_B];                               \
+        uint16_t hb[GX_HALF_B];                                             \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {                     \
+            const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);   \
+            for (int k = 0; k < (NIN); k++)                                 \
+                GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);          \
+            if (BIAS) {                                                     \
+                _Pragma("omp simd")                                         \
+                for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[(NIN) - 1][j]; \
+                GX_FN(f2h)(b[0], hb, m);                                    \
+                GX_FN(h2f)(hb, b[0], m);                                    \
+            }                                                               \
+            const void *p[2] = {b[0], b[1]};                                \
+            GX_FN(BASE)(p, ob, m);                                          \
+            GX_FN(f2h)(ob, (uint16_t *)out_ + i0, m);                       \
+        }                                                                   \
+    }
+GX_HALF(relu, relu_f32, 1, 0)
+GX_HALF(gelu_erf, gelu_erf_f32, 1, 0)
+GX_HALF(gelu_tanh, gelu_tanh_f32, 1, 0)
+GX_HALF(gelu_erf_bias, gelu_erf_f32, 2, 1)
+GX_HALF(gelu_tanh_bias, gelu_tanh_f32, 2, 1)
+GX_HALF(relu_grad, relu_grad_f32, 2, 0)
+GX_HALF(gelu_erf_grad, gelu_erf_grad_f32, 2, 0)
+GX_HALF(gelu_tanh_grad, gelu_tanh_grad_f32, 2, 0)
+GX_HALF(gelu_erf_grad_bias, gelu_erf_grad_f32, 3, 1)
+GX_HALF(gelu_tanh_grad_bias, gelu_tanh_grad_f32, 3, 1)
+
 #undef GX_UNARY
+#undef GX_HALF
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL
