@@ -32,11 +32,8 @@
 #define GX_VTAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
 #define GX_VLUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
 #define GX_VNEGMASK(x) _mm512_movepi32_mask(_mm512_castps_si512(x))
-/* bits of the elements gx_lut_fwd_ok / gx_lut_grad_ok reject */
-#define GX_VBAD_GRAD(x) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(GX_LUT_X), _CMP_NLE_UQ))
-#define GX_VBAD_FWD(x) (GX_VBAD_GRAD(x) | (uint64_t)(                        \
-    _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(0x1p-125f), _CMP_LT_OQ) & \
-    _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_setzero_ps(), _CMP_NEQ_OQ)))
+/* bits of the elements gx_lut_ok rejects: |x| > GX_LUT_X, or NaN */
+#define GX_VBAD(x) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(GX_LUT_X), _CMP_NLE_UQ))
 #define gx_vmask __mmask16
 #define GX_VSEL(m, a, b) _mm512_mask_blend_ps(m, b, a)          /* m ? a : b */
 /* g is +-0, +-inf or NaN (fpclass: QNaN, +0, -0, +inf, -inf, SNaN) */
@@ -62,12 +59,8 @@
 #define GX_VLUT(r, i) _mm256_i32gather_ps((r).p, i, 4)
 #define gx_vmask __m256
 #define GX_VNEGMASK(x) (x)                                       /* blendv reads the sign bit */
-#define GX_VABSX(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x)
-#define GX_VBAD_GRAD(x) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ)))
-#define GX_VBAD_FWD(x) ((uint64_t)_mm256_movemask_ps(_mm256_or_ps(                   \
-    _mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ),      \
-    _mm256_and_ps(_mm256_cmp_ps(GX_VABSX(x), _mm256_set1_ps(0x1p-125f), _CMP_LT_OQ), \
-                  _mm256_cmp_ps(GX_VABSX(x), _mm256_setzero_ps(), _CMP_NEQ_OQ)))))
+#define GX_VBAD(x) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(                       \
+    _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ)))
 #define GX_VSEL(m, a, b) _mm256_blendv_ps(b, a, m)
 #define GX_VSPECIAL(g) _mm256_or_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ), \
     _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ))
@@ -111,7 +104,7 @@
 
 /* o[j] = gelu(x[j]) (G = 0) or gelu'(x[j]) g[j] (G = 1) from table T for the
  * n <= GX_SPLIT_B elements at x (and g); bit j of bad[j / 64] is set for the
- * elements the table does not cover (!gx_lut_fwd_ok / !gx_lut_grad_ok), whose
+ * elements the table does not cover (!gx_lut_ok), whose
  * o[j] the caller overwrites.  The test rides along in the vector loop, so the
  * split costs no separate pass over the data. */
 #define GX_LUT_ARRAY(fname, G)                                              \
@@ -140,7 +133,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
             gv = GX_VLOAD(gb);                                              \
         }                                                                   \
         GX_LUT_BODY(R, xv, gv, G, r);                                       \
-        uint64_t b = G ? GX_VBAD_GRAD(xv) : GX_VBAD_FWD(xv);                \
+        uint64_t b = GX_VBAD(xv);                                           \
         bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
             GX_VSTORE(o + j, r);                                            \
@@ -155,7 +148,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j++) {                                           \
         o[j] = G ? gx_lut_grad(T, x[j], g[j]) : gx_lut_fwd(T, x[j]);        \
-        int ok = G ? gx_lut_grad_ok(x[j]) : gx_lut_fwd_ok(x[j]);            \
+        int ok = gx_lut_ok(x[j]);                                           \
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
     }
 #endif
@@ -178,9 +171,7 @@ GX_LUT_ARRAY(lut_grad, 1)
 #undef GX_VINDEX
 #undef GX_VLUT
 #undef GX_VNEGMASK
-#undef GX_VBAD_FWD
-#undef GX_VBAD_GRAD
-#undef GX_VABSX
+#undef GX_VBAD
 #undef GX_VSEL
 #undef GX_VNEG
 #undef GX_VSPECIAL
