@@ -1,5 +1,7 @@
 """Generate the polynomial coefficients of src/gx_math.h (run: python3 bench/fit_gx.py).
 
+(The float32 tables of src/gx_lut_tables.h come from bench/fit_lut.py.)
+
 Prints the C ``#define`` block that sits between the ``BEGIN GENERATED`` and
 ``END GENERATED`` markers of gx_math.h (paste it there; ``--check`` compares it
 with the header instead).  Needs mpmath only; runs in about a minute.
@@ -19,8 +21,6 @@ onto [-1, 1); t = |x|):
   - GX_G32: degree 12 (float32 results need ~1e-9 relative).
 * expm1(r) = r + r^2 (1/2 + r p(r)) on |r| <= ln2/2: GX_E64 (degree 9 p) and
   GX_E32 (degree 5 p).
-* GX_S32: S(u) = erf(sqrt(u/2))/(2 sqrt(u)) on u = x^2 in [0, 9], degree 13, so that
-  Phi(x) = 1/2 + x S(x^2) for |x| <= 3 (the float32 central formula: no exp, no division).
 The printed comments give the max error of each rounded fit measured in mpmath.
 """
 import sys
@@ -29,7 +29,6 @@ import mpmath as mp
 
 mp.mp.dps = 40
 K = 4
-XC = 3          # central range of the float32 exact GELU; keep in sync with GX_XC32
 RMAX = mp.log(2) / 2 * (1 + mp.mpf("1e-6"))
 
 
@@ -42,14 +41,6 @@ def g(Y):
         return 1 / mp.sqrt(2 * mp.pi)
     t = K * (1 + Y) / (1 - Y)
     return (t + K) * R(t)
-
-
-def s_central(u):
-    """S(u) with Phi(x) = 1/2 + x S(x^2): S(u) = erf(sqrt(u/2)) / (2 sqrt(u))."""
-    if u == 0:
-        return 1 / mp.sqrt(2 * mp.pi)
-    x = mp.sqrt(u)
-    return mp.erf(x / mp.sqrt(2)) / (2 * x)
 
 
 def p_exp(r):
@@ -140,11 +131,6 @@ def generate():
         out.append("")
         emit(out, name, ce, f"expm1(r) = r + r^2 (1/2 + r p(r)), p of degree {deg}; "
                             f"max error of r^3 p relative to 1: {float(err):.1e}")
-    # central float32 formula, |x| <= XC: no exp, no division (see gx_math.h)
-    cs = round_down_from_top(s_central, 0, XC * XC, 13, 0)
-    out.append("")
-    emit(out, "GX_S32", cs, f"S(u), Phi(x) = 1/2 + x S(x^2) for |x| <= {XC}, degree 13 in u = x^2; "
-                            f"max rel error {float(max_rel_err(cs, s_central, 0, XC * XC)):.2e}")
     return "\n".join(out)
 
 

@@ -13,10 +13,11 @@
  *   bits; fma() is written out where the error analysis needs it.  Without
  *   FMA hardware fma() is a (correct, slow) libm call and the baseline loop
  *   stays scalar.
- * - float32 (and float16) results are evaluated in double with cheaper
- *   polynomials (relative error < 2^-29 before the single final rounding, so
- *   <= 0.5 + 1/16 ULP); float64 results carry the rounding errors that matter
- *   as double-double low parts (see gx_q_parts) and stay below ~1.3 ULP.
+ * - float32 (and float16) results outside the tables of gx_lut.h are
+ *   evaluated in double with cheaper polynomials (relative error < 2^-29
+ *   before the single final rounding, so <= 0.5 + 1/16 ULP); float64 results
+ *   carry the rounding errors that matter as double-double low parts (see
+ *   gx_q_parts) and stay below ~1.3 ULP.
  *
  * Public formulas (x real, Phi the standard normal CDF):
  *   gelu_erf(x)       = x * Phi(x)
@@ -35,11 +36,9 @@
  * results in the subnormal range are rounded once (not flushed).
  * x > 0: x - x Q (Q <= 1/2: its error is damped);  x < 0: x Q (a product, no
  * cancellation, unlike 1/2 x (1 + erf(x/sqrt2))).
- * float32 exact GELU for |x| <= 3 (the bulk of real data) instead uses
- * Phi(x) = 1/2 + x S(x^2), one polynomial, no exp and no division: double
- * absorbs its cancellation (at most 370x) there; the array kernel
- * (GX_UNARY_SPLIT in gx_kernels_impl.h) runs the general formula only on the
- * other elements.
+ * float32 for |x| <= 4.5 (the bulk of real data) does not come here: it runs
+ * in float32 lanes from the piecewise tables of gx_lut.h; the float32
+ * formulas below serve the other elements (GX_SPLIT in gx_kernels_impl.h).
  */
 #ifndef GX_MATH_H
 #define GX_MATH_H
@@ -148,21 +147,6 @@
 #define GX_E32_4 0x1.a124af94ab8adp-13
 #define GX_E32_5 0x1.a061048f4e995p-16
 
-/* S(u), Phi(x) = 1/2 + x S(x^2) for |x| <= 3, degree 13 in u = x^2; max rel error 9.36e-13 */
-#define GX_S32_0 0x1.9884533d41c0bp-2
-#define GX_S32_1 -0x1.1058377d21e12p-4
-#define GX_S32_2 0x1.46d0425e3bd59p-7
-#define GX_S32_3 -0x1.37403a89582a8p-10
-#define GX_S32_4 0x1.e42a9ca1edf09p-14
-#define GX_S32_5 -0x1.3ce5e810b32fcp-17
-#define GX_S32_6 0x1.656e0c90c99b4p-21
-#define GX_S32_7 -0x1.617241ea7a947p-25
-#define GX_S32_8 0x1.356bee376df25p-29
-#define GX_S32_9 -0x1.dda01e41f888fp-34
-#define GX_S32_10 0x1.3b34d9a145000p-38
-#define GX_S32_11 -0x1.4a9ac70a23406p-43
-#define GX_S32_12 0x1.de4d7e6cd36c7p-49
-#define GX_S32_13 -0x1.5be1db0bb5586p-55
 
 /* ---- END GENERATED ---- */
 
@@ -357,41 +341,6 @@ GX_INLINE float gx_gelu_erf_f32_full(float xf)
     return (float)((x != x || x == 0) ? x : r);
 }
 
-/* float32, central formula, valid only where gx_gelu_erf_f32_central_ok(x):
- * Phi(x) = 1/2 + x S(x^2), one polynomial of degree 13 in u = x^2 (no exp, no
- * division: well under half the general formula's work; |x| <= 3 holds 99.7%
- * of standard-normal data).  S has relative error < 1e-12 (fit) + a few 2^-53
- * (the terms alternate and shrink fast); the sum 1/2 + x S cancels at most
- * 0.5/Phi(-3) = 370x, and its own rounding is < 2^-54 absolute against
- * Phi >= 2^-9.5: Phi and x Phi are within 2^-31 relative before the one
- * rounding to float, <= 0.5 + 2^-7 ULP.  x = +-0 gives +-0. */
-#define GX_XC32 3.0f        /* keep in sync with XC in bench/fit_gx.py */
-/* |x| < 2^-125 (x/2 a subnormal, possibly a tie that only the O(x^2) term
- * breaks, which double cannot hold) is left to the general formula. */
-GX_INLINE int gx_gelu_erf_f32_central_ok(float x)
-{
-    float a = fabsf(x);
-    return a <= GX_XC32 && (a >= 0x1p-125f || a == 0);
-}
-GX_INLINE float gx_gelu_erf_f32_central(float xf)
-{
-    double x = (double)xf, u = x * x, u2 = u * u;
-    /* even/odd halves in u^2: two short dependency chains */
-    double ev = fma(fma(fma(fma(fma(fma(GX_S32_12, u2, GX_S32_10), u2, GX_S32_8), u2, GX_S32_6), u2,
-                    GX_S32_4), u2, GX_S32_2), u2, GX_S32_0);
-    double od = fma(fma(fma(fma(fma(fma(GX_S32_13, u2, GX_S32_11), u2, GX_S32_9), u2, GX_S32_7), u2,
-                    GX_S32_5), u2, GX_S32_3), u2, GX_S32_1);
-    double s = fma(od, u, ev);
-    return (float)(x * fma(x, s, 0.5));
-}
-
-/* The float32 exact GELU, elementwise: the kernels that split an array into
- * central and general elements (GX_UNARY_SPLIT) give exactly these bits. */
-GX_INLINE float gx_gelu_erf_f32(float xf)
-{
-    return gx_gelu_erf_f32_central_ok(xf) ? gx_gelu_erf_f32_central(xf) : gx_gelu_erf_f32_full(xf);
-}
-
 /* ------------------------------------------------------------- tanh form -- */
 
 /* w = 2u = c x (1 + a x^2), c = 2 sqrt(2/pi), returned as hi + lo because
@@ -501,66 +450,75 @@ GX_INLINE double gx_gelu_erf_grad_core(double x, int hp)
 /* sigmoid(w) (1 + x w'(x) (1 - sigmoid(w))), x w'(x) = c x (1 + 3 a x^2):
  *   w >= 0:  sigmoid = 1/d, 1 - sigmoid = e/d,  d = 1 + e, e = e^-w
  *   w < 0:   sigmoid = e/d (scaled by 2^k last), 1 - sigmoid = 1/d
- * float64 grade: every factor as double-double and one rounding at the end
- * (plain double already loses ~5 ULP(s) near x = -3, where x w' ~ -10 and the
- * sum cancels 10x); float32 grade: plain double (~2^-49 relative). */
-GX_INLINE double gx_gelu_tanh_grad_core(double x, int hp)
+ * Two algorithms, one per grade.  The special values are common. */
+GX_INLINE double gx_gelu_tanh_grad_special(double x, double r)
 {
-    double lim = hp ? 24.0 : 16.0;     /* float32: e^w(16) < 2^-450, see above */
-    double xc = x < -lim ? -lim : (x > lim ? lim : x);
-    double r;
-    if (hp) {
-        double w, wl, xdw, sl, k;
-        gx_tanh_arg(xc, &w, &wl, &xdw);
-        double s = gx_exp_parts(-fabs(w), w < 0 ? wl : -wl, &sl, &k, 1);
-        double k1 = gx_rint(0.5 * k);
-        double f1 = gx_pow2(k1), f2 = gx_pow2(k - k1);
-        /* x w' = 3 w - 2 c x, exactly as xh + xl */
-        double c = 2.0 * GX_SQRT_2_PI_HI;
-        double cx = c * xc, cxl = fma(c, xc, -cx) + (2.0 * GX_SQRT_2_PI_LO) * xc;
-        double w3 = 3.0 * w, w3l = fma(3.0, w, -w3);
-        double xh = w3 - 2.0 * cx, bb = xh - w3;                /* TwoSum */
-        double xl = ((w3 - (xh - bb)) + (-2.0 * cx - bb)) + (w3l + (3.0 * wl - 2.0 * cxl));
-        /* m = 1 + s + sl, e = m 2^k, d = 1 + e, inv = 1/d: all double-double */
-        double mh = 1.0 + s, ml = ((1.0 - mh) + s) + sl;
-        double eh = (mh * f1) * f2, el = (ml * f1) * f2;
-        double d = 1.0 + eh, dl = ((1.0 - d) + eh) + el;
-        double inv = 1.0 / d;
-        double invl = inv * (fma(-inv, d, 1.0) - inv * dl);
-        /* sm = 1 - sigmoid, sg = sigmoid / 2^k (w < 0) */
-        double smh = w >= 0 ? eh * inv : inv;
-        double sml = w >= 0 ? fma(eh, inv, -smh) + (eh * invl + el * inv) : invl;
-        double sgh = w >= 0 ? inv : mh * inv;
-        double sgl = w >= 0 ? invl : fma(mh, inv, -sgh) + (mh * invl + ml * inv);
-        /* inner = 1 + x w' sm */
-        double th = xh * smh;
-        double tl = fma(xh, smh, -th) + (xh * sml + xl * smh);
-        double ih = 1.0 + th, b2 = ih - 1.0;                     /* TwoSum */
-        double il = ((1.0 - (ih - b2)) + (th - b2)) + tl;
-        r = fma(ih, sgh, ih * sgl + il * sgh);
-        r = w >= 0 ? r : (r * f1) * f2;
-    } else {
-        double c = 2.0 * GX_SQRT_2_PI_HI, x2 = xc * xc;
-        double w = c * xc * fma(GX_TANH_A, x2, 1.0);
-        double xdw = c * xc * fma(3.0 * GX_TANH_A, x2, 1.0);
-        double sl, k;
-        double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
-        double m = 1.0 + s;
-        double e = m * gx_pow2(k);                      /* k >= -460: normal */
-        double inv = 1.0 / (1.0 + e);
-        double sm = w >= 0 ? e * inv : inv;
-        double sg = w >= 0 ? inv : e * inv;
-        r = sg * fma(xdw, sm, 1.0);
-    }
     r = x == INFINITY ? 1.0 : (x == -INFINITY ? 0.0 : r);
     return x != x ? x : r;
 }
 
+/* float64: every factor as double-double and one rounding at the end (plain
+ * double already loses ~5 ULP(s) near x = -3, where x w' ~ -10 and the sum
+ * cancels 10x). */
+GX_INLINE double gx_gelu_tanh_grad_f64(double x)
+{
+    double xc = x < -24.0 ? -24.0 : (x > 24.0 ? 24.0 : x);
+    double w, wl, xdw, sl, k;
+    gx_tanh_arg(xc, &w, &wl, &xdw);
+    double s = gx_exp_parts(-fabs(w), w < 0 ? wl : -wl, &sl, &k, 1);
+    double k1 = gx_rint(0.5 * k);
+    double f1 = gx_pow2(k1), f2 = gx_pow2(k - k1);
+    /* x w' = 3 w - 2 c x, exactly as xh + xl */
+    double c = 2.0 * GX_SQRT_2_PI_HI;
+    double cx = c * xc, cxl = fma(c, xc, -cx) + (2.0 * GX_SQRT_2_PI_LO) * xc;
+    double w3 = 3.0 * w, w3l = fma(3.0, w, -w3);
+    double xh = w3 - 2.0 * cx, bb = xh - w3;                /* TwoSum */
+    double xl = ((w3 - (xh - bb)) + (-2.0 * cx - bb)) + (w3l + (3.0 * wl - 2.0 * cxl));
+    /* m = 1 + s + sl, e = m 2^k, d = 1 + e, inv = 1/d: all double-double */
+    double mh = 1.0 + s, ml = ((1.0 - mh) + s) + sl;
+    double eh = (mh * f1) * f2, el = (ml * f1) * f2;
+    double d = 1.0 + eh, dl = ((1.0 - d) + eh) + el;
+    double inv = 1.0 / d;
+    double invl = inv * (fma(-inv, d, 1.0) - inv * dl);
+    /* sm = 1 - sigmoid, sg = sigmoid / 2^k (w < 0) */
+    double smh = w >= 0 ? eh * inv : inv;
+    double sml = w >= 0 ? fma(eh, inv, -smh) + (eh * invl + el * inv) : invl;
+    double sgh = w >= 0 ? inv : mh * inv;
+    double sgl = w >= 0 ? invl : fma(mh, inv, -sgh) + (mh * invl + ml * inv);
+    /* inner = 1 + x w' sm */
+    double th = xh * smh;
+    double tl = fma(xh, smh, -th) + (xh * sml + xl * smh);
+    double ih = 1.0 + th, b2 = ih - 1.0;                     /* TwoSum */
+    double il = ((1.0 - (ih - b2)) + (th - b2)) + tl;
+    double r = fma(ih, sgh, ih * sgl + il * sgh);
+    r = w >= 0 ? r : (r * f1) * f2;
+    return gx_gelu_tanh_grad_special(x, r);
+}
+
+/* float32 inputs (the general formula behind the float32 tables): plain
+ * double, ~2^-49 relative, returned in double for the product with g.
+ * |x| > 16 is clamped: e^w(16) < 2^-450, so even times a 2^128 grad the
+ * product underflows float32. */
+GX_INLINE double gx_gelu_tanh_grad_f32d(float xf)
+{
+    double x = (double)xf;
+    double xc = x < -16.0 ? -16.0 : (x > 16.0 ? 16.0 : x);
+    double c = 2.0 * GX_SQRT_2_PI_HI, x2 = xc * xc;
+    double w = c * xc * fma(GX_TANH_A, x2, 1.0);
+    double xdw = c * xc * fma(3.0 * GX_TANH_A, x2, 1.0);
+    double sl, k;
+    double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
+    double m = 1.0 + s;
+    double e = m * gx_pow2(k);                      /* k >= -460: normal */
+    double inv = 1.0 / (1.0 + e);
+    double sm = w >= 0 ? e * inv : inv;
+    double sg = w >= 0 ? inv : e * inv;
+    return gx_gelu_tanh_grad_special(x, sg * fma(xdw, sm, 1.0));
+}
+
 GX_INLINE double gx_gelu_erf_grad_f64(double x) { return gx_gelu_erf_grad_core(x, 1); }
-GX_INLINE double gx_gelu_tanh_grad_f64(double x) { return gx_gelu_tanh_grad_core(x, 1); }
 /* float32 inputs: the float32-grade polynomials, result still in double */
 GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((double)x, 0); }
-GX_INLINE double gx_gelu_tanh_grad_f32d(float x) { return gx_gelu_tanh_grad_core((double)x, 0); }
 GX_INLINE float gx_gelu_erf_grad_f32(float x) { return (float)gx_gelu_erf_grad_f32d(x); }
 GX_INLINE float gx_gelu_tanh_grad_f32(float x) { return (float)gx_gelu_tanh_grad_f32d(x); }
 
