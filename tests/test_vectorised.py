@@ -1,0 +1,76 @@
+"""The kernels' speed rests on the compiler vectorising the scalar formulas of
+src/gx_math.h (and on the intrinsics of src/gx_lut_simd.h): if a change makes
+GCC fall back to scalar code, every result is still right and nothing else
+would notice.  This reads the compiled extension back with objdump and counts,
+per kernel function and ISA path, the instructions on that path's vector
+registers (ymm for AVX2, zmm for AVX-512).  Skipped where objdump or the x86
+paths are missing (other architectures build the baseline path only)."""
+import platform
+import re
+import shutil
+import subprocess
+from collections import Counter
+
+import pytest
+
+from gelu_ext import _ufuncs
+
+# kernel (without the ISA suffix) -> minimum vector-register instructions.
+# The formulas are long, so a vectorised body has hundreds; a handful means
+# the loop went scalar.  The float16 and split drivers are left out: they
+# only move data and call these.
+FORMULAS = {
+    "gelu_erf_f64": 50, "gelu_tanh_f64": 50, "gelu_erf_grad_f64": 50, "gelu_tanh_grad_f64": 50,
+    "gelu_erf_f32_full": 50, "gelu_tanh_f32_full": 50,
+    "gelu_erf_grad_f32_full": 50, "gelu_tanh_grad_f32_full": 50,
+    "lut_fwd": 40, "lut_grad": 40,
+    "relu_f32": 2, "relu_f64": 2, "relu_grad_f32": 2, "relu_grad_f64": 2,
+    "h2f": 2, "f2h": 2,
+}
+REGISTER = {"avx2": "%ymm", "avx512": "%zmm"}
+
+
+@pytest.fixture(scope="module")
+def counts():
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump not installed")
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("the AVX2/AVX-512 paths exist on x86-64 only")
+    out = subprocess.run([objdump, "-d", "--no-show-raw-insn", _ufuncs.__file__],
+                         capture_output=True, text=True, check=True).stdout
+    counts = Counter()
+    name = None
+    head = re.compile(r"^[0-9a-f]+ <gx_k_(\w+?)_(baseline|avx2|avx512)(?:\.[\w.]+)?>:$")
+    for line in out.splitlines():
+        m = head.match(line)
+        if m:
+            name = (m.group(1), m.group(2))
+            counts[name] += 0
+        elif not line.strip():
+            name = None
+        elif name is not None:
+            for reg in REGISTER.values():
+                if reg in line:
+                    counts[name + (reg,)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("isa", sorted(REGISTER))
+@pytest.mark.parametrize("kernel", sorted(FORMULAS))
+def test_kernel_is_vectorised(counts, kernel, isa):
+    if isa not in _ufuncs._compiled_isas():
+        pytest.skip(f"{isa} path not compiled")
+    assert (kernel, isa) in counts, f"gx_k_{kernel}_{isa} not found in {_ufuncs.__file__}"
+    n = counts[(kernel, isa, REGISTER[isa])]
+    assert n >= FORMULAS[kernel], (
+        f"gx_k_{kernel}_{isa} has {n} instructions on {REGISTER[isa]} registers, expected >= "
+        f"{FORMULAS[kernel]}: the loop no longer vectorises")
+
+
+def test_the_check_sees_a_scalar_kernel(counts):
+    """The count is not vacuous: the baseline path (x86-64 without AVX) has
+    none of these registers, so every baseline kernel counts 0."""
+    assert ("gelu_erf_f64", "baseline") in counts
+    for reg in REGISTER.values():
+        assert all(counts[(k, "baseline", reg)] == 0 for k in FORMULAS), reg
