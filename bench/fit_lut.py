@@ -15,7 +15,8 @@ log-derivative of Phi(-a) grows like a, and so does K (1 + a)), so every piece
 sees about the same relative variation (< 0.2).  Piece i has a centre c_i (a
 float; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
 exact by Sterbenz), and for each function a value H_i (a multiple of 2^-24,
-so that 1 - H_i is exact too) and a degree-6 polynomial M_i(d) with float32
+so that 1 - H_i is exact too; 2^-23 for the derivatives, whose G goes negative,
+so that 1 - H_i > 1 is exact) and a degree-6 polynomial M_i(d) with float32
 coefficients:
 
 * forward, q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form):
@@ -122,7 +123,7 @@ def table(name, q, dq, grad):
         c = centre(i, lo, hi)
         if grad:
             G = lambda a: q(a) - a * dq(a)
-            h = round(float(G(mp.mpf(c))) * 2 ** 24) / 2 ** 24
+            h = round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23     # 1 - h may exceed 1
             target = lambda a, G=G, h=h: G(a) - h
             weight = lambda a: max(q(a), a * dq(a))
         else:

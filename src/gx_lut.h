@@ -14,7 +14,8 @@
  *     x >= 0:  gelu(x) = x (1 - q(a)) = x (1 - H) - M
  * one final fma, so x H (or x (1 - H), exact since H is a multiple of 2^-24)
  * enters unrounded.  Derivatives: G(a) = q(a) - a |q'(a)| = gelu'(-a),
- * gelu'(a) = 1 - G(a); with M_i(d) ~ G(a) - H_i:
+ * gelu'(a) = 1 - G(a); with M_i(d) ~ G(a) - H_i (H_i a multiple of 2^-23:
+ * G < 0 beyond a = 0.75, where 1 - H > 1 must still be exact):
  *     gelu'(x) g = H g + M g (x < 0),  (1 - H) g - M g (x >= 0), one final fma.
  *
  * ERROR BUDGET (float32 results, r the result, |r| < 2^24 ULP(r)):
