@@ -17,7 +17,7 @@ Errors and bounds (the README's accuracy table comes from this script):
   negative tail x < -5 the relative error |got - exact| / max(|exact|,
   smallest normal) <= 1e-5 (float32) / 1e-13 (float64), shown as "rel".
 * ``relu``: exact (0 ULP).
-* ``gelu_erf_grad`` (gelu_erf_backward with grad = 1) and ``gelu_tanh_grad``:
+* ``gelu_erf_grad`` (gelu_erf_grad with grad = 1) and ``gelu_tanh_grad``:
   in ULPs of s = max(|term1|, |term2|) of the derivative's two terms (it crosses
   0 near x = -0.75): <= 2 ULP(s) float32, <= 4 ULP(s) float64; for the tanh
   derivative in the tail x < -5 the relative error as for gelu_tanh.
@@ -64,9 +64,9 @@ def runnable_isas():
 def kernel(name, x):
     """gelu_ext's result for ``name`` (derivatives with grad = 1)."""
     if name == "gelu_erf_grad":
-        return gelu_ext.gelu_erf_backward(x, np.ones_like(x))
+        return gelu_ext.gelu_erf_grad(x, np.ones_like(x))
     if name == "gelu_tanh_grad":
-        return gelu_ext.gelu_tanh_backward(x, np.ones_like(x))
+        return gelu_ext.gelu_tanh_grad(x, np.ones_like(x))
     return getattr(gelu_ext, name)(x)
 
 

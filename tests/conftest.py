@@ -89,7 +89,7 @@ class UfuncSpec:
 
     @property
     def ufunc(self):
-        return getattr(gelu_ext, self.name)
+        return getattr(_ufuncs, self.name)
 
 
 UFUNCS = [
@@ -98,14 +98,14 @@ UFUNCS = [
     UfuncSpec("relu", 1, ref.ref_relu, exact=True),
     UfuncSpec("gelu_erf_bias", 2, ref.ref_gelu_erf, bias=True),
     UfuncSpec("gelu_tanh_bias", 2, ref.ref_gelu_tanh, bias=True, tanh=True),
-    UfuncSpec("relu_backward", 2, ref.ref_relu_grad, grad=True, exact=True),
-    UfuncSpec("gelu_erf_backward", 2, ref.ref_gelu_erf_grad, grad=True,
+    UfuncSpec("relu_grad", 2, ref.ref_relu_grad, grad=True, exact=True),
+    UfuncSpec("gelu_erf_grad", 2, ref.ref_gelu_erf_grad, grad=True,
               scale=erf_grad_scale),
-    UfuncSpec("gelu_tanh_backward", 2, ref.ref_gelu_tanh_grad, grad=True,
+    UfuncSpec("gelu_tanh_grad", 2, ref.ref_gelu_tanh_grad, grad=True,
               scale=tanh_grad_scale, tanh=True),
-    UfuncSpec("gelu_erf_bias_backward", 3, ref.ref_gelu_erf_grad, grad=True,
+    UfuncSpec("gelu_erf_bias_grad", 3, ref.ref_gelu_erf_grad, grad=True,
               bias=True, scale=erf_grad_scale),
-    UfuncSpec("gelu_tanh_bias_backward", 3, ref.ref_gelu_tanh_grad, grad=True,
+    UfuncSpec("gelu_tanh_bias_grad", 3, ref.ref_gelu_tanh_grad, grad=True,
               bias=True, scale=tanh_grad_scale, tanh=True),
 ]
 UFUNC_IDS = [u.name for u in UFUNCS]

@@ -77,9 +77,9 @@ CHECKS = [
     Check("gelu_tanh", gelu_ext.gelu_tanh, False, ref.ref_gelu_tanh,
           lambda x: (ref.mp_gelu_tanh(x), None), None, {F32: 2, F64: 2},
           tail_rtol={F32: 1e-5, F64: 1e-13}),
-    Check("gelu_erf_grad", gelu_ext.gelu_erf_backward, True, ref.ref_gelu_erf_grad,
+    Check("gelu_erf_grad", gelu_ext.gelu_erf_grad, True, ref.ref_gelu_erf_grad,
           _mp_erf_grad, erf_grad_scale, {F32: 2, F64: 4}),
-    Check("gelu_tanh_grad", gelu_ext.gelu_tanh_backward, True, ref.ref_gelu_tanh_grad,
+    Check("gelu_tanh_grad", gelu_ext.gelu_tanh_grad, True, ref.ref_gelu_tanh_grad,
           _mp_tanh_grad, tanh_grad_scale, {F32: 4, F64: 4},
           tail_rtol={F32: 1e-5, F64: 1e-13}),
 ]

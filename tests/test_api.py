@@ -103,9 +103,9 @@ def test_approximate_picks_the_ufunc(mode, ufunc):
     np.testing.assert_array_equal(fast_gelu(x, approximate=mode), ufunc(x))
 
 
-@pytest.mark.parametrize("mode, ufunc", [("none", gelu_ext.gelu_erf_backward),
-                                         ("tanh", gelu_ext.gelu_tanh_backward)])
-def test_approximate_picks_the_backward_ufunc(mode, ufunc):
+@pytest.mark.parametrize("mode, ufunc", [("none", gelu_ext.gelu_erf_grad),
+                                         ("tanh", gelu_ext.gelu_tanh_grad)])
+def test_approximate_picks_the_grad_ufunc(mode, ufunc):
     x = np.linspace(-4, 4, 101)
     np.testing.assert_array_equal(fast_gelu_grad(x, approximate=mode), ufunc(x, 1.0))
 
@@ -285,6 +285,7 @@ def test_all_lists_the_public_api():
     assert sorted(gelu_ext.__all__) == sorted([
         "fast_gelu", "fast_gelu_grad", "relu", "relu_grad",
         "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias",
+        "gelu_erf_grad", "gelu_tanh_grad", "gelu_erf_bias_grad", "gelu_tanh_bias_grad",
         "relu_backward", "gelu_erf_backward", "gelu_tanh_backward",
         "gelu_erf_bias_backward", "gelu_tanh_bias_backward",
         "show_config", "get_num_threads", "set_num_threads",
@@ -294,6 +295,13 @@ def test_all_lists_the_public_api():
 @pytest.mark.parametrize("name", gelu_ext.__all__)
 def test_all_names_exist(name):
     assert callable(getattr(gelu_ext, name))
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias"])
+def test_backward_names_are_the_grad_ufuncs(name):
+    """0.1.0's ``*_backward`` ufuncs (README) are the ``*_grad`` ones, not copies."""
+    assert getattr(gelu_ext, name + "_backward") is getattr(gelu_ext._ufuncs, name + "_grad")
+    assert getattr(gelu_ext, name + "_backward").__name__ == name + "_grad"
 
 
 def test_version_is_a_string():

@@ -75,11 +75,11 @@ def _calls(a):
         ("gelu_tanh", x, lambda o: u.gelu_tanh(x, out=o)),
         ("gelu_erf_bias", x64, lambda o: u.gelu_erf_bias(x64, g64, out=o)),
         ("gelu_tanh_bias", x, lambda o: u.gelu_tanh_bias(x, b, out=o)),
-        ("relu_backward", x, lambda o: u.relu_backward(x, g, out=o)),
-        ("gelu_erf_backward", x, lambda o: u.gelu_erf_backward(x, g, out=o)),
-        ("gelu_tanh_backward", x64, lambda o: u.gelu_tanh_backward(x64, g64, out=o)),
-        ("gelu_erf_bias_backward", x, lambda o: u.gelu_erf_bias_backward(x, g, b, out=o)),
-        ("gelu_tanh_bias_backward", x, lambda o: u.gelu_tanh_bias_backward(x, g, b, out=o)),
+        ("relu_grad ufunc", x, lambda o: u._ufuncs.relu_grad(x, g, out=o)),
+        ("gelu_erf_grad", x, lambda o: u.gelu_erf_grad(x, g, out=o)),
+        ("gelu_tanh_grad", x64, lambda o: u.gelu_tanh_grad(x64, g64, out=o)),
+        ("gelu_erf_bias_grad", x, lambda o: u.gelu_erf_bias_grad(x, g, b, out=o)),
+        ("gelu_tanh_bias_grad", x, lambda o: u.gelu_tanh_bias_grad(x, g, b, out=o)),
     ]
 
 

@@ -106,18 +106,18 @@ def _public_ops():
 
 
 def _ufunc_ops():
-    u = gelu_ext
+    u = _ufuncs
     table = [  # (ufunc, inputs, kind, unfused ufunc)
         (u.gelu_erf, ("x",), "erf", None),
         (u.gelu_tanh, ("x",), "tanh", None),
         (u.relu, ("x",), "relu", None),
         (u.gelu_erf_bias, ("x", "b"), "erf", u.gelu_erf),
         (u.gelu_tanh_bias, ("x", "b"), "tanh", u.gelu_tanh),
-        (u.relu_backward, ("x", "g"), "relu_grad", None),
-        (u.gelu_erf_backward, ("x", "g"), "erf_grad", None),
-        (u.gelu_tanh_backward, ("x", "g"), "tanh_grad", None),
-        (u.gelu_erf_bias_backward, ("x", "g", "b"), "erf_grad", u.gelu_erf_backward),
-        (u.gelu_tanh_bias_backward, ("x", "g", "b"), "tanh_grad", u.gelu_tanh_backward),
+        (u.relu_grad, ("x", "g"), "relu_grad", None),
+        (u.gelu_erf_grad, ("x", "g"), "erf_grad", None),
+        (u.gelu_tanh_grad, ("x", "g"), "tanh_grad", None),
+        (u.gelu_erf_bias_grad, ("x", "g", "b"), "erf_grad", u.gelu_erf_grad),
+        (u.gelu_tanh_bias_grad, ("x", "g", "b"), "tanh_grad", u.gelu_tanh_grad),
     ]
     ops = []
     for uf, names, kind, plain in table:

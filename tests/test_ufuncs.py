@@ -16,8 +16,8 @@ from conftest import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS
 
 SPECS = SPECS_BY_NAME
 FUSED = [("gelu_erf_bias", "gelu_erf"), ("gelu_tanh_bias", "gelu_tanh")]
-FUSED_GRAD = [("gelu_erf_bias_backward", "gelu_erf_backward"),
-              ("gelu_tanh_bias_backward", "gelu_tanh_backward")]
+FUSED_GRAD = [("gelu_erf_bias_grad", "gelu_erf_grad"),
+              ("gelu_tanh_bias_grad", "gelu_tanh_grad")]
 
 # --------------------------------------------------------------- values --
 
