@@ -20,7 +20,7 @@ Design:
   allows it (``out=``, ONNX Runtime IOBinding); JAX cannot write into a given
   buffer, so its speed-up is taken against ours allocating its result too.
 * Accuracy: float32 results are compared with the float64 twins
-  (``_reference.ref_*``, ``ulp_error_vec``) on a random sample; float64
+  (``gelu_ext.testing.ref_*``, ``ulp_error``) on a random sample; float64
   results with the mpmath oracle on a small sample.  The bulk [-3, 3] and the
   negative tail [-14, -5] are sampled separately because some peers flush the
   tail to 0, which a single sample of the bulk would never show.
@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 import gelu_ext
-from gelu_ext import _reference
+from gelu_ext import testing
 from gelu_ext._cli import progress, require
 
 # --------------------------------------------------------------- the ops --
@@ -48,15 +48,16 @@ class Op(NamedTuple):
     title: str
     arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
     approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
+    func: str            # the function it computes, as gelu_ext.testing names it
 
 
 OPS = {
-    "gelu": Op("gelu", "exact GELU", 2, "none"),
-    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
-    "relu": Op("relu", "ReLU", 2, ""),
-    "gelu_grad": Op("gelu_grad", "exact GELU grad", 3, "none"),
-    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
-    "bias_gelu": Op("bias_gelu", "bias+exact GELU", 2, "none"),
+    "gelu": Op("gelu", "exact GELU", 2, "none", "gelu_erf"),
+    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh", "gelu_tanh"),
+    "relu": Op("relu", "ReLU", 2, "", "relu"),
+    "gelu_grad": Op("gelu_grad", "exact GELU grad", 3, "none", "gelu_erf_grad"),
+    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh", "gelu_tanh_grad"),
+    "bias_gelu": Op("bias_gelu", "bias+exact GELU", 2, "none", "gelu_erf"),
 }
 
 IMPLS = ("ours", "numpy", "torch", "jax", "onnxruntime")
@@ -516,22 +517,6 @@ def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5
 REGIONS = {"bulk": (-3.0, 3.0), "tail": (-14.0, -5.0)}
 
 
-def _ulp_array(v, dtype):
-    fi = np.finfo(dtype)
-    with np.errstate(invalid="ignore"):
-        _, e = np.frexp(np.abs(np.asarray(v, np.float64)))
-        return np.maximum(np.ldexp(1.0, e - 1 - fi.nmant), float(fi.smallest_subnormal))
-
-
-def _ulp_err_vec(got, ref, dtype, scale=None):
-    """ulp_error_vec, optionally in ULPs of ``scale`` instead of ``ref``."""
-    e = _reference.ulp_error_vec(got, ref, dtype)
-    if scale is None:
-        return e
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.where(np.isfinite(e), e * (_ulp_array(ref, dtype) / _ulp_array(scale, dtype)), e)
-
-
 def _sample(op, dtype, region, n, rng):
     """Sample inputs for ``op`` in ``region`` (x, and b for the bias op) plus
     u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
@@ -550,41 +535,16 @@ def _sample(op, dtype, region, n, rng):
 def _ref_f32(op, u):
     """(reference, scale or None) in float64 for the float32 sample u."""
     u = u.astype(np.float64)
-    k = op.key
-    with np.errstate(all="ignore"):
-        if k in ("gelu", "bias_gelu"):
-            return _reference.ref_gelu_erf(u), None
-        if k == "gelu_tanh":
-            return _reference.ref_gelu_tanh(u), None
-        if k == "relu":
-            return _reference.ref_relu(u), None
-        if k == "gelu_grad":
-            phi_ = _reference._ndtr(u)
-            xphi = u * np.exp(-0.5 * u * u) * _INV_SQRT_2PI
-            return phi_ + xphi, np.maximum(np.abs(phi_), np.abs(xphi))
-        if k == "gelu_tanh_grad":
-            s = _reference._sigmoid_w(u)
-            dw = 2.0 * _TANH_C * (1.0 + 3.0 * _TANH_A * u * u)
-            t2 = u * s * (1.0 - s) * dw
-            return s + t2, np.maximum(np.abs(s), np.abs(t2))
-    raise AssertionError(k)
+    ref = testing.REFERENCE[op.func](u)
+    return ref, (testing.grad_scale(op.func, u) if op.func.endswith("_grad") else None)
 
 
 def _ref_mp(op, u):
     """(exact mpf, scale mpf or None) per element of the float64 sample u."""
-    k = op.key
-    out = []
-    for v in u.ravel().tolist():
-        if k in ("gelu", "bias_gelu"):
-            out.append((_reference.mp_gelu_erf(v), None))
-        elif k == "gelu_tanh":
-            out.append((_reference.mp_gelu_tanh(v), None))
-        elif k == "relu":
-            out.append((max(v, 0.0), None))
-        else:
-            out.append(_reference.mp_gelu_erf_grad(v) if k == "gelu_grad"
-                       else _reference.mp_gelu_tanh_grad(v))
-    return out
+    fn = testing.MP_REFERENCE[op.func]
+    if op.func.endswith("_grad"):
+        return [fn(v) for v in u.ravel().tolist()]
+    return [(fn(v), None) for v in u.ravel().tolist()]
 
 
 def _have_mpmath():
@@ -634,15 +594,15 @@ def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
                 continue
             if dtype == np.float32 or op.key == "relu":
                 if op.key == "relu" and dtype != np.float32:
-                    ref, scale = _reference.ref_relu(u), None   # exact in any dtype
-                err = _ulp_err_vec(got, ref, dtype, scale)
+                    ref, scale = testing.ref_relu(u), None   # exact in any dtype
+                err = testing.ulp_error(got, ref, dtype, scale)
                 # a 0 that is the correctly rounded tiny value is not a flush
                 flushed = int(np.count_nonzero((got == 0) & (ref != 0) & (err > 1)))
                 res[impl][region] = Accuracy(float(np.max(err)), flushed)
             else:
                 errs, flushed = [], 0
                 for gv, (exact, sc) in zip(got.ravel().tolist(), refs):
-                    errs.append(_reference.ulp_error(gv, exact, dtype, scale=sc))
+                    errs.append(testing.ulp_error(gv, exact, dtype, scale=sc))
                     flushed += gv == 0 and exact != 0 and errs[-1] > 1
                 res[impl][region] = Accuracy(max(errs), flushed)
     return res

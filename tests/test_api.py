@@ -17,7 +17,7 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs, fast_gelu, fast_gelu_grad, relu, relu_grad
-from conftest import FLOAT_DTYPES, ALL_DTYPES, dtype_id
+from helpers import FLOAT_DTYPES, ALL_DTYPES, dtype_id
 
 # ------------------------------------------------------- article values --
 # The seed article: ReLU(-1) = 0, ReLU(2) = 2, GELU(-1) ~ -0.159,
@@ -377,3 +377,23 @@ def test_env_isa_rejects_unknown_names():
     r = _run_with_env("sse9", "import gelu_ext")
     assert r.returncode != 0
     assert re.search(r"ValueError: GELU_EXT_ISA must be one of .*got 'sse9'", r.stderr)
+
+
+def test_import_needs_neither_mpmath_nor_scipy(tmp_path):
+    """mpmath and SciPy are test extras: ``import gelu_ext`` and
+    ``gelu_ext.testing`` must work without them (the twin falls back to
+    math.erfc; only the mpmath oracle needs mpmath)."""
+    code = (
+        "import sys\n"
+        "sys.modules['mpmath'] = sys.modules['scipy'] = None   # any import of them fails\n"
+        "import gelu_ext, gelu_ext.testing as t\n"
+        "assert abs(float(t.ref_gelu_erf(1.0)) - 0.8413447460685429) < 1e-15\n"
+        "try:\n"
+        "    t.mp_gelu_erf(1.0)\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('mpmath oracle ran without mpmath')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -338,6 +338,7 @@ def test_cli_rejects_bad_sizes(capsys):
 
 
 # ---------------------------------------------------------- real model --
+# The real pretrained model: each test loads or runs it (marked slow).
 
 def _real_model_or_skip(dtype="float32"):
     if importlib.util.find_spec(_bert.MODEL_PACKAGE) is None:
@@ -357,6 +358,7 @@ def swap(minilm):
     return _bert.swap_study(minilm, _bert.load_pairs())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, tol", [("float32", 1e-5), ("float64", 1e-12)],
                          ids=["float32", "float64"])
 def test_minilm_matches_stored_transformers_values(dtype, tol):
@@ -366,6 +368,7 @@ def test_minilm_matches_stored_transformers_values(dtype, tol):
     assert res["max_abs_diff"] <= tol
 
 
+@pytest.mark.slow
 def test_minilm_embeddings_are_unit_vectors(minilm):
     emb = _bert.embed_texts(minilm, ["Hello!", "A slightly longer sentence, with a comma."])
     assert emb.shape == (2, 384)
@@ -375,6 +378,7 @@ def test_minilm_embeddings_are_unit_vectors(minilm):
 # Thresholds from the measured values (float32, this repository's pairs):
 # tanh cosine to exact min 0.99999, Spearman 0.999; ReLU cosine mean 0.61,
 # gap 0.45 vs exact 0.78, Spearman 0.88; exact GELU AUC 1.0.
+@pytest.mark.slow
 def test_swap_tanh_gelu_is_indistinguishable(swap):
     b = swap["variants"]["gelu_tanh"]
     assert b["cos_to_exact_min"] > 0.999
@@ -382,11 +386,13 @@ def test_swap_tanh_gelu_is_indistinguishable(swap):
     assert abs(b["gap"] - swap["variants"]["gelu"]["gap"]) < 0.01
 
 
+@pytest.mark.slow
 def test_swap_exact_gelu_separates_paraphrases(swap):
     a = swap["variants"]["gelu"]
     assert a["gap"] > 0.6 and a["auc"] > 0.95
 
 
+@pytest.mark.slow
 def test_swap_relu_breaks_the_pretrained_model(swap):
     a, c = swap["variants"]["gelu"], swap["variants"]["relu"]
     assert c["cos_to_exact_mean"] < 0.8
@@ -395,6 +401,7 @@ def test_swap_relu_breaks_the_pretrained_model(swap):
     assert c["spearman_vs_exact"] < 0.95
 
 
+@pytest.mark.slow
 def test_interpretation_follows_the_numbers(swap):
     text = _bert.interpret(swap)
     assert text.startswith("tanh-GELU is practically indistinguishable")
@@ -408,6 +415,7 @@ def _torch_or_skip():
     pytest.importorskip("transformers")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, tol", [("float32", 1e-6), ("float64", 1e-12)],
                          ids=["float32", "float64"])
 def test_minilm_matches_live_transformers(dtype, tol):
@@ -418,6 +426,7 @@ def test_minilm_matches_live_transformers(dtype, tol):
     assert res["max_abs_diff"] <= tol
 
 
+@pytest.mark.slow
 def test_tokenizer_matches_transformers(minilm, monkeypatch):
     _torch_or_skip()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

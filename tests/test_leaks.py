@@ -22,7 +22,6 @@ import pytest
 
 import gelu_ext
 
-pytestmark = pytest.mark.filterwarnings("error")
 
 TOTAL_CALLS = 100_000
 WARMUP_CALLS = 5_000

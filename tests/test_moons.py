@@ -124,6 +124,7 @@ def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, 
     return np.array(losses), final
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arm", ARM_IDS, ids=ARM_IDS)
 def test_same_loss_trajectory_as_pytorch(arm):
     torch = pytest.importorskip("torch")
@@ -182,6 +183,7 @@ def test_run_experiment_defaults_are_the_command_line_defaults():
     assert np.dtype(defaults["dtype"]) == np.dtype(args.dtype)
 
 
+@pytest.mark.slow
 def test_both_networks_reach_093_test_accuracy_on_default_settings():
     pytest.importorskip("sklearn")
     result = M.run_experiment([0, 1])            # the defaults: 2000 samples, 100 epochs, ...

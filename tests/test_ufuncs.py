@@ -3,16 +3,16 @@
 The ufuncs must behave like NumPy's own ``np.tanh`` (issue 2): result dtype,
 broadcasting, any strides, 0-d and empty arrays, ``out=`` (given, in place,
 partially overlapping), casting errors and ``TypeError`` for types without a
-loop.  Values are checked against ``gelu_ext._reference`` (never against the
+loop.  Values are checked against ``gelu_ext.testing`` (never against the
 compiled code) within the bounds of the issues; ReLU is bit-exact.
 """
 import numpy as np
 import pytest
 
 import gelu_ext
-from conftest import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
-                      assert_close_to_reference, assert_same_bits, dtype_id,
-                      result_dtype)
+from gelu_ext.testing import assert_same_bits
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
+                     assert_close_to_reference, dtype_id, result_dtype)
 
 SPECS = SPECS_BY_NAME
 FUSED = [("gelu_erf_bias", "gelu_erf"), ("gelu_tanh_bias", "gelu_tanh")]
