@@ -8,7 +8,7 @@ Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
 peer that is missing).  Every ratio comes from implementations timed side by
 side in this process: interleaved repeats after warm-up, medians
-(``gelu_ext.jobs.bench.measure``), never two absolute times taken apart.
+(``gelu_ext.jobs._common.measure``), never two absolute times taken apart.
 
 Design: the calls are the ones ``python -m gelu_ext bench`` and the
 pytest-benchmark suite time (``gelu_ext.jobs.bench.prepare``), so a ratio here and
@@ -25,7 +25,7 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs, testing
-from gelu_ext.jobs import bench
+from gelu_ext.jobs import _common, bench
 from gelu_ext.jobs._common import progress
 
 bench.jax_single_thread()      # before anything imports jax
@@ -60,7 +60,7 @@ class Ratios:
         progress(f"ratios: {row.num} {row.what}: {row.measured} ({row.verdict})")
 
     def time_pair(self, calls):
-        return {k: v.median for k, v in bench.measure(calls, **self.tcfg).items()}
+        return {k: v.median for k, v in _common.measure(calls, **self.tcfg).items()}
 
     def speed_row(self, num, what, op, dtype, n, peer, *, threads, required, goal=None, ours="ours",
                   peer_threads=None):

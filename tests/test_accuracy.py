@@ -22,7 +22,6 @@ import struct
 import numpy as np
 import pytest
 
-import gelu_ext
 from gelu_ext import _ufuncs, testing
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)

@@ -334,7 +334,7 @@ def test_activation_timing_says_so_without_scipy(tiny_model_dir, monkeypatch):
 def test_cli_rejects_bad_sizes(capsys):
     with pytest.raises(SystemExit):
         bert.main(["--batch", "0"])
-    assert "argument --batch: must be a positive integer, got 0" in capsys.readouterr().err
+    assert "argument --batch: must be an integer >= 1, got '0'" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------- real model --

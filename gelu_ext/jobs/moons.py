@@ -32,10 +32,7 @@ Design:
   numbers; the test set is evaluated once, after training.
 """
 import argparse
-import json
 import math
-import platform
-import sys
 import time
 
 import numpy as np
@@ -607,18 +604,6 @@ def plot(path, first, arms, result, seed_index=0):
 
 # ---------------------------------------------------------------------- CLI --
 
-def _int_at_least(lo):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}")
-        return v
-    return parse
-
-
 def _float_range(positive):
     def parse(text):
         try:
@@ -654,19 +639,19 @@ def _parser():
                "with the training set's statistics, He-uniform initial weights and minibatch "
                "order shared by every arm; the final-epoch weights are tested once (the "
                "validation set only gives the loss curves).")
-    p.add_argument("--seeds", type=_int_at_least(1), default=10, metavar="N",
+    p.add_argument("--seeds", type=_common.int_at_least(1), default=10, metavar="N",
                    help="number of seeds (default 10)")
-    p.add_argument("--seed-start", type=_int_at_least(0), default=0, metavar="S",
+    p.add_argument("--seed-start", type=_common.int_at_least(0), default=0, metavar="S",
                    help="first seed; seeds are seed-start .. seed-start+seeds-1 (default 0)")
-    p.add_argument("--samples", type=_int_at_least(20), default=2000, metavar="N",
+    p.add_argument("--samples", type=_common.int_at_least(20), default=2000, metavar="N",
                    help="make_moons n_samples (default 2000)")
     p.add_argument("--noise", type=_float_range(False), default=0.2,
                    help="make_moons noise (default 0.2)")
     p.add_argument("--hidden", type=_hidden, default=(64, 64), metavar="W1,W2,...",
                    help="hidden layer widths, comma-separated (default 64,64)")
-    p.add_argument("--epochs", type=_int_at_least(1), default=100, metavar="N",
+    p.add_argument("--epochs", type=_common.int_at_least(1), default=100, metavar="N",
                    help="default 100")
-    p.add_argument("--batch-size", type=_int_at_least(1), default=32, metavar="N",
+    p.add_argument("--batch-size", type=_common.int_at_least(1), default=32, metavar="N",
                    help="minibatch size (default 32)")
     p.add_argument("--lr", type=_float_range(True), default=1e-3,
                    help="Adam learning rate (default 0.001)")
@@ -678,26 +663,6 @@ def _parser():
     p.add_argument("--plot", metavar="FILE.png",
                    help="plot the first seed's decision boundaries and loss curves to FILE.png")
     return p
-
-
-def _environment():
-    import gelu_ext
-    env = {"python": platform.python_version(), "gelu_ext": gelu_ext.show_config(print_=False)}
-    for mod in ("sklearn", "scipy", "matplotlib"):
-        m = sys.modules.get(mod)
-        env[mod] = getattr(m, "__version__", None) if m else None
-    return env
-
-
-def _finite_or_none(obj):
-    """NaN/inf (a diverged run) become JSON null: strict JSON has no NaN."""
-    if isinstance(obj, dict):
-        return {k: _finite_or_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite_or_none(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def main(argv=None):
@@ -740,8 +705,9 @@ def main(argv=None):
           f"trained together as one stack)")
     if args.json:
         doc = {"experiment": "moons", "config": config, "split": result["split"],
-               **summary, "caveat": CAVEAT, "environment": _environment(), "seconds": seconds}
-        with open(args.json, "w") as f:
-            json.dump(_finite_or_none(doc), f, indent=1, allow_nan=False)
+               **summary, "caveat": CAVEAT,
+               "environment": _common.machine_info(("sklearn", "scipy", "matplotlib")),
+               "seconds": seconds}
+        _common.write_json(args.json, doc)
         _common.progress(f"moons: results written to {args.json}")
     return 0
