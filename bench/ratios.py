@@ -8,7 +8,7 @@ Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
 peer that is missing).  Every ratio comes from implementations timed side by
 side in this process: interleaved repeats after warm-up, medians
-(``gelu_ext.jobs._common.measure``), never two absolute times taken apart.
+(``gelu_ext.jobs.bench.measure``), never two absolute times taken apart.
 
 Design: the calls are the ones ``python -m gelu_ext bench`` and the
 pytest-benchmark suite time (``gelu_ext.jobs.bench.prepare``), so a ratio here and
@@ -25,8 +25,8 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs, testing
-from gelu_ext.jobs import _common, bench
-from gelu_ext.jobs._common import progress
+from gelu_ext.jobs import bench
+from gelu_ext.jobs.bench import progress
 
 bench.jax_single_thread()      # before anything imports jax
 
@@ -60,7 +60,7 @@ class Ratios:
         progress(f"ratios: {row.num} {row.what}: {row.measured} ({row.verdict})")
 
     def time_pair(self, calls):
-        return {k: v.median for k, v in _common.measure(calls, **self.tcfg).items()}
+        return {k: v.median for k, v in bench.measure(calls, **self.tcfg).items()}
 
     def speed_row(self, num, what, op, dtype, n, peer, *, threads, required, goal=None, ours="ours",
                   peer_threads=None):
@@ -146,7 +146,7 @@ def _alloc_peak(f):
 
 def _memory(r):
     n = N20
-    d = bench.make_inputs("gelu_grad", np.float32, n)
+    d = bench.make_inputs("gelu_erf_grad", np.float32, n)
     x, g, o = d["x"], d["g"], d["out"]
     b = np.ones(1024, np.float32)
     xb, ob = x.reshape(-1, 1024), o.reshape(-1, 1024)
@@ -173,7 +173,7 @@ def run(min_repeats):
     all_threads = gelu_ext.get_num_threads()
 
     # 1. exact GELU f32, 2^20, 1 thread vs PyTorch (out= on both sides)
-    r.speed_row("1", "exact GELU f32 2^20, 1 thread: ours / PyTorch (out=)", "gelu", np.float32, N20, "torch",
+    r.speed_row("1", "exact GELU f32 2^20, 1 thread: ours / PyTorch (out=)", "gelu_erf", np.float32, N20, "torch",
                 threads=1, required=1.0, goal=1.5)
     _ulp_all_paths(r)
     # 2. tanh GELU vs JAX (allocating, so ours allocates too)
@@ -181,7 +181,7 @@ def run(min_repeats):
         r.speed_row("2", f"tanh GELU {np.dtype(dt).name} 2^20, 1 thread: ours / JAX (both allocate)",
                     "gelu_tanh", dt, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
     # 3. exact GELU f64 vs JAX
-    r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu", np.float64, N20, "jax",
+    r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu_erf", np.float64, N20, "jax",
                 threads=1, required=1.0, ours="ours_alloc")
     _ulp_f64(r)
     # 4. ReLU vs np.copyto of the same array
@@ -193,19 +193,19 @@ def run(min_repeats):
                       bench.prepare("ours", "relu", d), lambda o=o, x=x: np.copyto(o, x), required=0.9)
     # 5. 2^24 f32, out=, all threads: memory-bound
     bench.set_threads(None)
-    for okey in ("gelu", "gelu_tanh", "relu"):
+    for okey in ("gelu_erf", "gelu_tanh", "relu"):
         d = bench.make_inputs(okey, np.float32, N24)
         x, o = d["x"], d["out"]
         r.vs_call_row("5", f"{bench.OPS[okey].title} f32 2^24, {all_threads} threads, out=: ours / np.copyto",
                       bench.prepare("ours", okey, d), lambda o=o, x=x: np.copyto(o, x), required=0.85)
     tdef = bench.torch_default_threads()
     r.speed_row("5", f"exact GELU f32 2^24, out=: ours ({all_threads} thr) / PyTorch (its default, {tdef} thr)",
-                "gelu", np.float32, N24, "torch", threads=None, peer_threads=tdef, required=1.0)
+                "gelu_erf", np.float32, N24, "torch", threads=None, peer_threads=tdef, required=1.0)
     bench.set_threads(None)
     if (os.cpu_count() or 1) < 2:
         r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", "-", ">= 1.7x", "needs >= 2 cores")
     else:
-        d = bench.make_inputs("gelu", np.float32, N20)
+        d = bench.make_inputs("gelu_erf", np.float32, N20)
         x, o = d["x"], d["out"]
 
         def with_threads(n):
@@ -226,20 +226,20 @@ def run(min_repeats):
     _memory(r)
 
     # issue 5: single thread, float32, out given
-    r.speed_row("i5", "exact GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_grad", np.float32,
+    r.speed_row("i5", "exact GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_erf_grad", np.float32,
                 N20, "torch", threads=1, required=1.0)
     r.speed_row("i5", "tanh GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_tanh_grad",
                 np.float32, N20, "torch", threads=1, required=1.0)
     bench.set_threads(1)
     for n, req in ((N24, 1.3), (N20, 1.0)):
-        d = bench.make_inputs("bias_gelu", np.float32, n)
+        d = bench.make_inputs("gelu_erf_bias", np.float32, n)
         x, b, o = d["x"], d["b"], d["out"]
         r.vs_call_row("i5", f"bias GELU f32 {bench._size_label(n)} {x.shape}, 1 thread: "
                       "fused / fast_gelu(x + b, out=o)",
-                      bench.prepare("ours", "bias_gelu", d),
+                      bench.prepare("ours", "gelu_erf_bias", d),
                       lambda x=x, b=b, o=o: gelu_ext.fast_gelu(x + b, out=o), required=req)
     for n in (N20, N24):
-        r.speed_row("i5", f"bias GELU f32 {bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "bias_gelu",
+        r.speed_row("i5", f"bias GELU f32 {bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "gelu_erf_bias",
                     np.float32, n, "onnxruntime", threads=1, required=1.0)
     bench.set_threads(None)
     return info, r.rows

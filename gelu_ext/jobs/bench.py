@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 import gelu_ext
-from gelu_ext import testing
+from gelu_ext import _ufuncs, testing
 from gelu_ext.jobs import _common
 from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, progress, require,
                                   write_json)
@@ -44,20 +44,24 @@ from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, pro
 
 
 class Op(NamedTuple):
-    key: str
+    key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
     arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
     approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
-    func: str            # the function it computes, as gelu_ext.testing names it
+
+    @property
+    def func(self):
+        """The function computed (the fused form's base op), as gelu_ext.testing names it."""
+        return _ufuncs.OPS[self.key].base
 
 
 OPS = {
-    "gelu": Op("gelu", "exact GELU", 2, "none", "gelu_erf"),
-    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh", "gelu_tanh"),
-    "relu": Op("relu", "ReLU", 2, "", "relu"),
-    "gelu_grad": Op("gelu_grad", "exact GELU grad", 3, "none", "gelu_erf_grad"),
-    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh", "gelu_tanh_grad"),
-    "bias_gelu": Op("bias_gelu", "bias+exact GELU", 2, "none", "gelu_erf"),
+    "gelu_erf": Op("gelu_erf", "exact GELU", 2, "none"),
+    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
+    "relu": Op("relu", "ReLU", 2, ""),
+    "gelu_erf_grad": Op("gelu_erf_grad", "exact GELU grad", 3, "none"),
+    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
+    "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
 }
 
 IMPLS = ("ours", "numpy", "torch", "jax", "onnxruntime")
@@ -98,11 +102,11 @@ def make_inputs(op, dtype, n, seed=0):
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
-    shape = bias_shape(n) if op.key == "bias_gelu" else (n,)
+    shape = bias_shape(n) if op.key == "gelu_erf_bias" else (n,)
     d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
     if op.key.endswith("_grad"):
         d["g"] = rng.standard_normal(shape).astype(dtype)
-    if op.key == "bias_gelu":
+    if op.key == "gelu_erf_bias":
         d["b"] = (0.1 * rng.standard_normal(shape[-1:])).astype(dtype)
     d["out"] = np.empty(shape, dtype)
     d["n"] = int(np.prod(shape))
@@ -187,13 +191,13 @@ def _prepare_ours(op, d, alloc=False):
     x, g, b = d["x"], d.get("g"), d.get("b")
     out = None if alloc else d["out"]
     k = op.key
-    if k in ("gelu", "gelu_tanh"):
+    if k in ("gelu_erf", "gelu_tanh"):
         return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
     if k == "relu":
         return lambda: gelu_ext.relu(x, out=out)
     if k.endswith("_grad"):
         return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
-    if k == "bias_gelu":
+    if k == "gelu_erf_bias":
         return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
     raise AssertionError(k)
 
@@ -214,12 +218,12 @@ def numpy_baseline_desc():
     else:
         erf = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
     return {
-        "gelu": erf,
+        "gelu_erf": erf,
         "gelu_tanh": "the tanh formula as in-place NumPy ufunc calls",
         "relu": "np.maximum(x, 0, out=o)",
-        "gelu_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
+        "gelu_erf_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
         "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
-        "bias_gelu": "np.add(x, b, out=o) then exact GELU in place",
+        "gelu_erf_bias": "np.add(x, b, out=o) then exact GELU in place",
     }
 
 
@@ -252,11 +256,11 @@ def _prepare_numpy(op, d):
         else:
             ndtr = _vectorized_ndtr()
     s1 = np.empty_like(o)
-    if k == "gelu":
+    if k == "gelu_erf":
         def f():
             ndtr(x, out=o)
             return np.multiply(o, x, out=o)
-    elif k == "bias_gelu":
+    elif k == "gelu_erf_bias":
         def f():
             np.add(x, b, out=o)
             ndtr(o, out=s1)
@@ -269,7 +273,7 @@ def _prepare_numpy(op, d):
             np.multiply(o, x, out=o)
             np.multiply(o, 0.5, out=o)
             return o
-    elif k == "gelu_grad":
+    elif k == "gelu_erf_grad":
         def f():
             np.multiply(x, x, out=s1)
             np.multiply(s1, -0.5, out=s1)
@@ -311,14 +315,14 @@ def _prepare_torch(op, d):
     aten = torch.ops.aten
     x, o = torch.from_numpy(d["x"]), torch.from_numpy(d["out"])
     k, ap = op.key, op.approximate
-    if k in ("gelu", "gelu_tanh"):
+    if k in ("gelu_erf", "gelu_tanh"):
         return lambda: aten.gelu.out(x, approximate=ap, out=o)
     if k == "relu":
         return lambda: aten.relu.out(x, out=o)
     if k.endswith("_grad"):
         g = torch.from_numpy(d["g"])
         return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
-    if k == "bias_gelu":
+    if k == "gelu_erf_bias":
         b = torch.from_numpy(d["b"])
 
         def f():
@@ -340,14 +344,14 @@ def _jax_fn(op):
         def gelu(v):
             return jax.nn.gelu(v, approximate=approx)
         k = op.key
-        if k in ("gelu", "gelu_tanh"):
+        if k in ("gelu_erf", "gelu_tanh"):
             fn = gelu
         elif k == "relu":
             fn = jax.nn.relu
         elif k.endswith("_grad"):
             def fn(v, g):
                 return jax.vjp(gelu, v)[1](g)[0]
-        elif k == "bias_gelu":
+        elif k == "gelu_erf_bias":
             def fn(v, b):
                 return gelu(v + b)
         _jax_fns[op.key] = jax.jit(fn)
@@ -410,8 +414,8 @@ def _prepare_ort(op, d, threads):
         raise Unavailable("onnxruntime not installed")
     x, o = d["x"], d["out"]
     k = op.key
-    node = {"gelu": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
-            "relu": ("Relu", ""), "bias_gelu": ("BiasGelu", "com.microsoft")}.get(k)
+    node = {"gelu_erf": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
+            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft")}.get(k)
     if node is None:
         raise Unavailable("no GELU gradient op in the inference build")
     b = d.get("b")
@@ -469,7 +473,7 @@ def _sample(op, dtype, region, n, rng):
     u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
     lo, hi = REGIONS[region]
     t = rng.uniform(lo, hi, max(n, 8))
-    if op.key == "bias_gelu":
+    if op.key == "gelu_erf_bias":
         k = 256 if n >= 1024 else 8       # bias length: whole rows of the sample
         t = t[: max(k, n - n % k)].reshape(-1, k)
         b = rng.uniform(-0.25, 0.25, k).astype(dtype)
@@ -661,7 +665,7 @@ def _gelu_vs_relu(results, dtypes, sizes, impls, caches):
             where = where_in_memory(2 * n * np.dtype(dt).itemsize, caches)
             for c in impls:
                 rr = byk.get((dt, "relu", n, c))
-                for g in ("gelu", "gelu_tanh"):
+                for g in ("gelu_erf", "gelu_tanh"):
                     r = byk.get((dt, g, n, c))
                     if r is not None and rr is not None:
                         ratios.append({"dtype": dt, "n": n, "where": where, "impl": c, "op": g,
@@ -785,7 +789,7 @@ def format_report(run):
                    "gradients in ULPs of max(|Phi|,|x phi|) (with grad = 1)")
 
     # -- the article's claim: GELU costs more than ReLU
-    if "relu" in ops and ({"gelu", "gelu_tanh"} & set(ops)):
+    if "relu" in ops and ({"gelu_erf", "gelu_tanh"} & set(ops)):
         out.append("")
         out.append("== does GELU cost more than ReLU? time(GELU) / time(ReLU), same array, out= ==")
         cols = ["ours", "numpy"] + installed
@@ -798,14 +802,14 @@ def format_report(run):
                 where = where_in_memory(2 * n * np.dtype(dt).itemsize, info["caches"])
                 line = f"{dt:<8} {_size_label(n):>6} {where:>5}"
                 for c in cols:
-                    vals = [ratio.get((dt, n, c, g), {}).get("ratio") for g in ("gelu", "gelu_tanh")]
+                    vals = [ratio.get((dt, n, c, g), {}).get("ratio") for g in ("gelu_erf", "gelu_tanh")]
                     line += f" {_g(vals[0], 8)}/{_g(vals[1], 8).strip():<8}"
                 out.append(line)
         for dt in dtypes:
             for label, wheres in (("in cache (L1/L2)", ("L1d", "L2")), ("L3", ("L3",)),
                                   ("memory-bound (DRAM)", ("DRAM",))):
                 rs = [r["ratio"] for r in run["gelu_vs_relu"] if r["dtype"] == dt and r["impl"] == "ours"
-                      and r["op"] == "gelu" and r["where"] in wheres]
+                      and r["op"] == "gelu_erf" and r["where"] in wheres]
                 if rs:
                     span = f"{min(rs):.3g}" + (f"-{max(rs):.3g}" if len(rs) > 1 else "")
                     out.append(f"  {dt} {label}: our exact GELU takes {span}x ReLU's time")
@@ -818,7 +822,7 @@ def format_report(run):
     if "jax" in installed:
         out.append("JAX allocates its result, so its 'x' column compares with ours allocating too "
                    "(fast_gelu(x) without out=).")
-    if "torch" in installed and "bias_gelu" in ops:
+    if "torch" in installed and "gelu_erf_bias" in ops:
         out.append("PyTorch has no fused CPU bias-GELU: its bias row is torch.add then GELU in place.")
     if "float64" in dtypes and not _have_mpmath():
         out.append("float64 ULP columns need mpmath (the oracle): pip install 'gelu_ext[test]'")
