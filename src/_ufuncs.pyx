@@ -3,6 +3,9 @@
 their gradients.
 
 Design:
+- Every ufunc is a row of the op table (src/gx_ops.h): ``_register`` loops
+  over it at import, so nothing here names an op; ``OPS`` hands the table to
+  Python (gelu_ext._api, gelu_ext.__init__, the tests).
 - Each operation is a real ufunc with loops for float16, float32 and float64,
   so NumPy does what NumPy users know: broadcasting, any strides, ``out=``,
   in-place and overlap handling, casting (ints and bools follow ``np.tanh``),
