@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
+from gelu_ext import testing
 from gelu_ext.testing import assert_same_bits
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
                      assert_close_to_reference, dtype_id, result_dtype)
@@ -306,6 +307,19 @@ def test_wrong_number_of_arguments_raises(spec):
                                         rf"{spec.nin + 1} positional arguments but "
                                         rf"{spec.nin + 2} were given"):
         spec.ufunc(*([np.ones(2)] * (spec.nin + 2)))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_op_table_row_is_consistent(spec):
+    """src/gx_ops.h: inputs are x, then g for a derivative, then b for a
+    fused bias, whose base op takes the same inputs but b; every function
+    computed has a slow twin and bounds."""
+    assert spec.nin == 1 + spec.grad + spec.bias
+    base = SPECS_BY_NAME[spec.base]
+    assert (base.base, base.bias, base.grad) == (spec.base, False, spec.grad)
+    assert spec.base in testing.REFERENCE
+    for dt in FLOAT_DTYPES:
+        testing.bound(spec.base, dt, "bulk")            # raises KeyError if missing
 
 
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
