@@ -16,9 +16,9 @@ from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
                      assert_close_to_reference, dtype_id, result_dtype)
 
 SPECS = SPECS_BY_NAME
-FUSED = [("gelu_erf_bias", "gelu_erf"), ("gelu_tanh_bias", "gelu_tanh")]
-FUSED_GRAD = [("gelu_erf_bias_grad", "gelu_erf_grad"),
-              ("gelu_tanh_bias_grad", "gelu_tanh_grad")]
+# (fused-bias ufunc, the unfused one it must match bit for bit), from the op table
+FUSED = [(u.name, u.base) for u in UFUNCS if u.bias and not u.grad]
+FUSED_GRAD = [(u.name, u.base) for u in UFUNCS if u.bias and u.grad]
 
 # --------------------------------------------------------------- values --
 
