@@ -139,7 +139,7 @@ cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 cdef cnp.PyUFuncGenericFunction _funcs[GX_NOPS][3]
 cdef void *_data[GX_NOPS][3]
-cdef char _types[GX_NOPS][12]
+cdef char _types[GX_NOPS][12]      # 3 dtypes x (at most 3 inputs + 1 output): gx_kernels.c checks nin
 
 
 cdef object _make(int op):

@@ -107,6 +107,12 @@ static const int gx_base_table[GX_NOPS] = { GX_OPS(GX_BASE_ROW) };
 static const char *const gx_name_table[GX_NOPS] = { GX_OPS(GX_NAME_ROW) };
 static const char *const gx_doc_table[GX_NOPS] = { GX_OPS(GX_DOC_ROW) };
 
+/* The loops and drivers hold at most 3 inputs (x, g, b): a row asking for
+ * more (or none) does not compile. */
+#define GX_NIN_CHECK(ID, NAME, KERNEL, NIN, BASE, DOC) \
+    typedef char gx_nin_ok_##ID[(NIN) >= 1 && (NIN) <= 3 ? 1 : -1];
+GX_OPS(GX_NIN_CHECK)
+
 #define GX_IN_TABLE(op) ((op) >= 0 && (op) < GX_NOPS)
 int gx_nops(void) { return GX_NOPS; }
 int gx_nin(int op) { return GX_IN_TABLE(op) ? gx_nin_table[op] : 0; }
