@@ -379,14 +379,17 @@ def test_env_isa_rejects_unknown_names():
     assert re.search(r"ValueError: GELU_EXT_ISA must be one of .*got 'sse9'", r.stderr)
 
 
-def test_import_needs_neither_mpmath_nor_scipy(tmp_path):
+def test_import_needs_neither_mpmath_nor_scipy_nor_the_jobs(tmp_path):
     """mpmath and SciPy are test extras: ``import gelu_ext`` and
     ``gelu_ext.testing`` must work without them (the twin falls back to
-    math.erfc; only the mpmath oracle needs mpmath)."""
+    math.erfc; only the mpmath oracle needs mpmath); the jobs are imported
+    only by ``python -m gelu_ext``."""
     code = (
         "import sys\n"
         "sys.modules['mpmath'] = sys.modules['scipy'] = None   # any import of them fails\n"
-        "import gelu_ext, gelu_ext.testing as t\n"
+        "import gelu_ext\n"
+        "assert not [m for m in sys.modules if m.startswith('gelu_ext.jobs')]\n"
+        "import gelu_ext.testing as t\n"
         "assert abs(float(t.ref_gelu_erf(1.0)) - 0.8413447460685429) < 1e-15\n"
         "try:\n"
         "    t.mp_gelu_erf(1.0)\n"
