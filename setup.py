@@ -65,7 +65,7 @@ extensions = [
     Extension(
         "gelu_ext._ufuncs",
         sources=["src/_ufuncs.pyx", "src/gx_kernels.c"],
-        depends=["src/gx_kernels.h", "src/gx_kernels_impl.h", "src/gx_math.h",
+        depends=["src/gx_ops.h", "src/gx_kernels.h", "src/gx_kernels_impl.h", "src/gx_math.h",
                  "src/gx_lut.h", "src/gx_lut_simd.h", "src/gx_lut_tables.h"],
         include_dirs=[np.get_include(), "src"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],

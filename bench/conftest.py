@@ -9,12 +9,12 @@ checks that every benchmark still works in well under a minute.
 """
 import pytest
 
-from gelu_ext import _bench
+from gelu_ext.jobs import bench
 
 # JAX's CPU thread pool is sized once, when jax is imported; this suite pins it
 # to one thread (a user's own XLA_FLAGS win), so JAX appears in the 1-thread
 # groups only.
-_bench.jax_single_thread()
+bench.jax_single_thread()
 
 SIZES = (16, 4096, 65536, 1 << 20)
 HUGE = 1 << 24
@@ -37,7 +37,7 @@ def _sizes(config):
     text = config.getoption("--bench-sizes")
     if text:
         try:
-            return [_bench._parse_size(s) for s in text.split(",") if s.strip()]
+            return [bench._parse_size(s) for s in text.split(",") if s.strip()]
         except Exception as e:          # argparse.ArgumentTypeError carries the message
             raise pytest.UsageError(f"--bench-sizes: {e}") from None
     base = SMOKE_SIZES if config.getoption("benchmark_disable", default=False) else SIZES
@@ -47,7 +47,7 @@ def _sizes(config):
 def pytest_generate_tests(metafunc):
     if "size" in metafunc.fixturenames:
         sizes = _sizes(metafunc.config)
-        params = [pytest.param(n, id=_bench._size_label(n), marks=[pytest.mark.huge] if n >= HUGE else [])
+        params = [pytest.param(n, id=bench._size_label(n), marks=[pytest.mark.huge] if n >= HUGE else [])
                   for n in sizes]
         metafunc.parametrize("size", params)
 
@@ -55,4 +55,4 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def machine():
     """Machine, ISA path and versions (imports the installed peers once)."""
-    return _bench.machine_info()
+    return bench.machine_info()

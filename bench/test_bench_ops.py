@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import _bench, _reference
+from gelu_ext import testing
+from gelu_ext.jobs import bench
 
-OPS = list(_bench.OPS)
+OPS = list(bench.OPS)
 DTYPES = ["float32", "float64"]
 THREADS = ["1", "all"]
 # ours_alloc: ours without out=, the fair partner of JAX (which allocates).
@@ -25,21 +26,11 @@ _MODULE = {"torch": "torch", "jax": "jax", "onnxruntime": "onnxruntime"}
 def _expected(op, d):
     """What op computes on d, in float64 (the slow twin)."""
     x = d["x"].astype(np.float64)
-    k = op.key
-    if k == "bias_gelu":
+    if "b" in d:
         x = (d["x"] + d["b"]).astype(np.float64)      # the sum rounded in dtype, as the op defines it
     with np.errstate(all="ignore"):
-        if k in ("gelu", "bias_gelu"):
-            return _reference.ref_gelu_erf(x)
-        if k == "gelu_tanh":
-            return _reference.ref_gelu_tanh(x)
-        if k == "relu":
-            return _reference.ref_relu(x)
-        if k == "gelu_grad":
-            return _reference.ref_gelu_erf_grad(x) * d["g"]
-        if k == "gelu_tanh_grad":
-            return _reference.ref_gelu_tanh_grad(x) * d["g"]
-    raise AssertionError(k)
+        want = testing.REFERENCE[op.func](x)
+    return want * d["g"] if "g" in d else want
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -51,20 +42,20 @@ def test_op(benchmark, machine, op, dtype, size, threads, impl):
         pytest.importorskip(_MODULE[impl])
     if impl == "jax" and threads != "1" and machine.get("jax_threads", "").startswith("1"):
         pytest.skip("JAX is pinned to 1 thread in this run (its thread pool is fixed when jax is imported)")
-    op_ = _bench.OPS[op]
+    op_ = bench.OPS[op]
     n_threads = 1 if threads == "1" else None          # None: each library's default (all cores)
-    _bench.set_threads(n_threads)
-    d = _bench.make_inputs(op_, dtype, size)
+    bench.set_threads(n_threads)
+    d = bench.make_inputs(op_, dtype, size)
     try:
-        f = _bench.prepare(impl, op_, d, n_threads)
-    except _bench.Unavailable as e:
+        f = bench.prepare(impl, op_, d, n_threads)
+    except bench.Unavailable as e:
         pytest.skip(f"{impl}: {e}")
 
-    got = _bench.as_numpy(f())                          # also the warm-up: JIT, page faults, thread start
+    got = bench.as_numpy(f())                          # also the warm-up: JIT, page faults, thread start
     np.testing.assert_allclose(got.astype(np.float64), _expected(op_, d), rtol=1e-3, atol=1e-5,
                                err_msg=f"{impl} does not compute {op_.title}")
 
-    benchmark.group = f"{op}-{dtype}-{_bench._size_label(size)}-t{threads}"
+    benchmark.group = f"{op}-{dtype}-{bench._size_label(size)}-t{threads}"
     benchmark.extra_info.update({
         "impl": impl, "op": op, "dtype": dtype, "n": d["n"], "shape": list(d["x"].shape),
         "threads": gelu_ext.get_num_threads() if impl.startswith("ours") else
@@ -73,4 +64,4 @@ def test_op(benchmark, machine, op, dtype, size, threads, impl):
         "peer_version": machine["versions"].get(impl), "gelu_ext": machine["gelu_ext"],
     })
     benchmark(f)
-    _bench.set_threads(None)
+    bench.set_threads(None)

@@ -8,24 +8,23 @@ installed gelu_ext)::
     python3 bench/ulp.py --f64 1000000       # 1e6 float64 points vs mpmath
     python3 bench/ulp.py --exhaustive --f64 1000000 --isa avx2 --jobs 2
 
-Errors and bounds (the README's accuracy table comes from this script):
+Errors (the README's accuracy table comes from this script; the bounds are
+gelu_ext.testing.BOUNDS):
 
-* ``gelu_erf`` x Phi(x): float32 <= 1 ULP, float64 <= 2 ULP, everywhere;
-  results below the normal range count in ULPs of the smallest subnormal, so a
-  flush to 0 shows up as a huge error.
-* ``gelu_tanh``: <= 2 ULP of the formula evaluated exactly for x >= -5; in the
-  negative tail x < -5 the relative error |got - exact| / max(|exact|,
-  smallest normal) <= 1e-5 (float32) / 1e-13 (float64), shown as "rel".
-* ``relu``: exact (0 ULP).
-* ``gelu_erf_grad`` (gelu_erf_backward with grad = 1) and ``gelu_tanh_grad``:
-  in ULPs of s = max(|term1|, |term2|) of the derivative's two terms (it crosses
-  0 near x = -0.75): <= 2 ULP(s) float32, <= 4 ULP(s) float64; for the tanh
-  derivative in the tail x < -5 the relative error as for gelu_tanh.
+* ``gelu_erf`` x Phi(x), ``gelu_tanh`` and ``relu``: in ULPs of the exact
+  value; results below the normal range count in ULPs of the smallest
+  subnormal, so a flush to 0 shows up as a huge error.  For ``gelu_tanh`` in
+  the negative tail x < -5, the relative error |got - exact| / max(|exact|,
+  smallest normal), shown as "rel".
+* ``gelu_erf_grad`` and ``gelu_tanh_grad`` (the ufuncs with grad = 1): in
+  ULPs of s = max(|term1|, |term2|) of the derivative's two terms (it crosses
+  0 near x = -0.75); for the tanh derivative in the tail x < -5 the relative
+  error as for gelu_tanh.
 * float16 (exhaustive and quick modes): reported, no bound.
 
-Oracles: float32/float16 against the float64 twins in gelu_ext._reference
-(``ref_*``; >1e5 times finer than a float32 ULP), float64 against mpmath
-(``mp_*``, 60 digits), sampled: the bulk [-3, 3], log-uniform |x| in
+Bounds are gelu_ext.testing.BOUNDS.  Oracles: float32/float16 against the
+float64 twins in gelu_ext.testing (``ref_*``; >1e5 times finer than a float32
+ULP), float64 against mpmath (``mp_*``, 60 digits), sampled: the bulk [-3, 3], log-uniform |x| in
 [1e-300, 40] of both signs, dense in the tail [-38.6, -5], and subnormal
 inputs.  The exact values are computed once and compared with every ISA path
 (``gelu_ext._ufuncs._compiled_isas()`` that this CPU runs, or ``--isa``).
@@ -42,16 +41,13 @@ import time
 import numpy as np
 
 import gelu_ext
-from gelu_ext import _reference as R
+from gelu_ext import testing as T
 from gelu_ext import _ufuncs as U
 
-F32_BOUNDS = {"gelu_erf": 1.0, "gelu_tanh": 2.0, "relu": 0.0, "gelu_erf_grad": 2.0, "gelu_tanh_grad": 2.0}
-F64_BOUNDS = {"gelu_erf": 2.0, "gelu_tanh": 2.0, "relu": 0.0, "gelu_erf_grad": 4.0, "gelu_tanh_grad": 4.0}
-TAIL_REL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-13}
 FUNCS = ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad")
 RANGES = ("subnormal", "tiny", "bulk", "moderate", "neg tail", "positive", "special")
 # functions whose negative tail (x < -5) is judged by relative error, not ULPs
-TAIL_REL_FUNCS = ("gelu_tanh", "gelu_tanh_grad")
+TAIL_REL_FUNCS = tuple(f for f in FUNCS if (f, "float32", "tail") in T.BOUNDS)
 
 
 def runnable_isas():
@@ -64,9 +60,9 @@ def runnable_isas():
 def kernel(name, x):
     """gelu_ext's result for ``name`` (derivatives with grad = 1)."""
     if name == "gelu_erf_grad":
-        return gelu_ext.gelu_erf_backward(x, np.ones_like(x))
+        return gelu_ext.gelu_erf_grad(x, np.ones_like(x))
     if name == "gelu_tanh_grad":
-        return gelu_ext.gelu_tanh_backward(x, np.ones_like(x))
+        return gelu_ext.gelu_tanh_grad(x, np.ones_like(x))
     return getattr(gelu_ext, name)(x)
 
 
@@ -90,42 +86,6 @@ def classify(x, dtype):
 
 # ------------------------------------------------ float64 twins (vectorised) --
 
-def _phi_terms(x):
-    """(Phi(x), x phi(x)) in float64."""
-    with np.errstate(all="ignore"):
-        P = R._ndtr(x)
-        xp = x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
-    xp = np.where(np.isfinite(x), xp, 0.0)
-    return P, xp
-
-
-def _tanh_terms(x):
-    """(s, x s (1 - s) w') in float64, s = sigmoid(w)."""
-    with np.errstate(all="ignore"):
-        s = R._sigmoid_w(x)
-        s1 = 1.0 - s
-        # 1 - s without cancellation where s is near 1
-        w = 2.0 * math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)
-        s1 = np.where(w > 0, np.exp(-w) * s, s1)
-        dw = 2.0 * math.sqrt(2.0 / math.pi) * (1.0 + 3.0 * 0.044715 * x * x)
-        t2 = x * s * s1 * dw
-    t2 = np.where(np.isfinite(t2), t2, 0.0)
-    return np.where(np.isnan(s), 0.0, s), t2
-
-
-def ulp_vec(v, dtype):
-    """ULP of float64 values v in dtype (subnormal ULP below the normal range),
-    from the exponent bits (frexp/ldexp are several times slower)."""
-    fi = np.finfo(dtype)
-    e = (np.ascontiguousarray(v, dtype=np.float64).view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)
-    e = e.astype(np.int64) - fi.nmant                       # biased exponent of the ULP
-    e = np.maximum(e, 1023 + int(math.log2(fi.smallest_subnormal)))
-    u = (np.maximum(e, 1).astype(np.uint64) << np.uint64(52)).view(np.float64)
-    # float64 ULPs below 2^-1022 are subnormal doubles: 2^(e - 1023) = bit 51 + e
-    sub = (np.uint64(1) << np.clip(51 + e, 0, 51).astype(np.uint64)).view(np.float64)
-    return np.where(e < 1, sub, u)
-
-
 C0 = 1.0 / math.sqrt(2.0 * math.pi)
 CW = 2.0 * math.sqrt(2.0 / math.pi)
 TINY = 2.0 ** -10       # below: Taylor series (truncation < 2^-48 relative)
@@ -133,15 +93,12 @@ HUGE = 64.0             # above: the limits x, 0, 1 (x Q(x) < 1e-800)
 
 
 def _refs_middle(xd):
-    """float64 twins (gelu_ext._reference) and derivative term estimates."""
-    P = {"gelu_erf": R.ref_gelu_erf(xd), "relu": R.ref_relu(xd), "gelu_tanh": R.ref_gelu_tanh(xd)}
-    g = R.ref_gelu_erf_grad(xd)
-    t2 = xd * np.exp(-0.5 * xd * xd) * C0
-    # term1 = ref - term2 is inaccurate only where term2 dominates the max
-    P["gelu_erf_grad"] = (g, np.maximum(np.abs(g - t2), np.abs(t2)))
-    g = R.ref_gelu_tanh_grad(xd)
-    t1 = R._sigmoid_w(xd)
-    P["gelu_tanh_grad"] = (g, np.maximum(np.abs(t1), np.abs(g - t1)))
+    """float64 twins (gelu_ext.testing) and the derivatives' scales; x is
+    finite here, so the derivatives are the sums of their terms."""
+    P = {n: T.REFERENCE[n](xd) for n in ("gelu_erf", "relu", "gelu_tanh")}
+    for n in ("gelu_erf_grad", "gelu_tanh_grad"):
+        t1, t2 = T.grad_terms(n, xd)
+        P[n] = (t1 + t2, np.fmax(np.abs(t1), np.abs(t2)))
     return P
 
 
@@ -167,7 +124,7 @@ def _refs_huge(x):
     pos = x > 0
     lim = np.where(np.isnan(x), x, np.where(pos, x, -0.0))
     one = np.where(np.isnan(x), x, pos.astype(np.float64))
-    P = {"gelu_erf": lim, "gelu_tanh": lim, "relu": R.ref_relu(x)}
+    P = {"gelu_erf": lim, "gelu_tanh": lim, "relu": T.ref_relu(x)}
     P["gelu_erf_grad"] = (one, np.where(pos, 1.0, 0.0))     # s: 1, or below any subnormal
     P["gelu_tanh_grad"] = (one, np.where(pos, 1.0, 0.0))
     return P
@@ -207,9 +164,9 @@ def small_refs(xd, dtype, labels):
                 else:
                     ref[n][m] = v
         tail = labels == RANGES.index("neg tail")
-        out = {n: (ref[n], ulp_vec(ref[n], dtype)) for n in ("gelu_erf", "relu", "gelu_tanh")}
+        out = {n: (ref[n], T.ulp(ref[n], dtype)) for n in ("gelu_erf", "relu", "gelu_tanh")}
         for n in sc:
-            out[n] = (ref[n], ulp_vec(sc[n], dtype))
+            out[n] = (ref[n], T.ulp(sc[n], dtype))
         for n in TAIL_REL_FUNCS:
             rel_unit = np.maximum(np.abs(ref[n]), float(fi.smallest_normal))
             out[n] = (ref[n], np.where(tail, rel_unit, out[n][1]))
@@ -270,11 +227,12 @@ class Table:
         for key in sorted(self.cells, key=lambda k: (k[0], k[1], FUNCS.index(k[2]), RANGES.index(k[3]), k[4])):
             isa, dt, name, rng, rel = key
             e, xv, cnt = self.cells[key]
-            if rel:
-                bound, unit = TAIL_REL[np.dtype(dt)] if dt != "float16" else None, "rel"
-            else:
-                unit = "ULP(s)" if name.endswith("grad") else "ULP"
-                bound = {"float32": F32_BOUNDS, "float64": F64_BOUNDS}.get(dt, {}).get(name)
+            # float16 is reported without a bound (BOUNDS holds it to the
+            # rounded twin, not to the exact value measured here)
+            region = "tail" if rel else ("bulk" if name in TAIL_REL_FUNCS else "all")
+            b = T.BOUNDS[(name, dt, region)] if dt != "float16" else None
+            bound, unit = (None if b is None else b.value), ("rel" if rel else
+                                                            "ULP(s)" if name.endswith("grad") else "ULP")
             if rng == "special":
                 bound = 0.0 if dt != "float16" else None
             ok = bound is None or e <= bound
@@ -461,25 +419,24 @@ def _mp_exact(args):
     lo = np.empty(len(xs))
     sc = np.full(len(xs), np.nan)
     sh = np.zeros(len(xs), np.int64)
-    fn = {"gelu_erf": R.mp_gelu_erf, "gelu_tanh": R.mp_gelu_tanh}.get(name)
-    terms = {"gelu_erf_grad": R.mp_gelu_erf_grad_terms, "gelu_tanh_grad": R.mp_gelu_tanh_grad_terms}.get(name)
+    fn = T.MP_REFERENCE[name]
+    grad = name.endswith("_grad")
     with mp.workdps(60):
         for i, x in enumerate(xs):
             if abs(x) > 1e3 or math.isnan(x):
                 # limits (mpmath's ncdf overflows near finfo.max): x Phi(x) and
                 # the tanh form are x (x > 0) or below any subnormal (x < 0);
                 # the derivatives are 1 or 0 to far below a ULP
-                if terms is not None:
+                if grad:
                     hi[i], lo[i], sc[i] = (x if math.isnan(x) else float(x > 0)), 0.0, 1.0
                 else:
                     hi[i], lo[i] = (x if x > 0 or math.isnan(x) else -0.0), 0.0
                 continue
-            if fn is not None:
-                v = fn(x)
+            if grad:
+                v, s = fn(x)
+                sc[i] = float(s)
             else:
-                a, b = terms(x)
-                v = a + b
-                sc[i] = float(max(abs(a), abs(b)))
+                v = fn(x)
             if abs(v) < mp.ldexp(1, -1000):
                 # below the normal range: keep the low part resolvable (a plain
                 # double-double would round it to a multiple of 2^-1074)
@@ -502,7 +459,7 @@ def run_float64(isas, n, jobs):
         labels = classify(x, np.float64)
         idx = range_index(labels)
         if name == "relu":
-            ref = R.ref_relu(x)
+            ref = T.ref_relu(x)
             hi, lo, sc, sh = ref, np.zeros_like(ref), np.full_like(ref, np.nan), np.zeros(ref.shape, np.int64)
         else:
             parts = np.array_split(x, max(min(len(x) // 500, 200), 1))
@@ -512,7 +469,7 @@ def run_float64(isas, n, jobs):
             sc = np.concatenate([r[2] for r in res])
             sh = np.concatenate([r[3] for r in res])
         # the ULP unit at the true (unshifted) magnitude, expressed shifted
-        unit = np.ldexp(ulp_vec(np.ldexp(np.where(np.isnan(sc), hi, sc), -sh), np.float64), sh)
+        unit = np.ldexp(T.ulp(np.ldexp(np.where(np.isnan(sc), hi, sc), -sh), np.float64), sh)
         for isa in isas:
             U._set_isa(isa)
             got = kernel(name, x)

@@ -6,10 +6,10 @@ imported only when asked for, so a missing optional extra only affects it.
 import sys
 
 _JOBS = {
-    "demo": ("gelu_ext._demo", "the article's values, GELU's minimum and a quick speed check"),
-    "bench": ("gelu_ext._bench", "throughput and accuracy tables against NumPy and the peers"),
-    "moons": ("gelu_ext._moons", "ReLU vs GELU on make_moons over many seeds"),
-    "bert": ("gelu_ext._bert", "a pretrained BERT with GELU, tanh-GELU and ReLU"),
+    "demo": ("gelu_ext.jobs.demo", "the article's values, GELU's minimum and a quick speed check"),
+    "bench": ("gelu_ext.jobs.bench", "throughput and accuracy tables against NumPy and the peers"),
+    "moons": ("gelu_ext.jobs.moons", "ReLU vs GELU on make_moons over many seeds"),
+    "bert": ("gelu_ext.jobs.bert", "a pretrained BERT with GELU, tanh-GELU and ReLU"),
     "config": ("gelu_ext._config", "build and run-time configuration"),
 }
 

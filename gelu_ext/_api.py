@@ -7,15 +7,12 @@ import numpy as np
 
 from . import _ufuncs
 
-_APPROXIMATE = ("none", "tanh")
+# approximate -> the op family of src/gx_ops.h
+_APPROXIMATE = {"none": "gelu_erf", "tanh": "gelu_tanh"}
 
-# approximate -> (forward, forward with bias, backward, backward with bias)
-_UFUNCS = {
-    "none": (_ufuncs.gelu_erf, _ufuncs.gelu_erf_bias,
-             _ufuncs.gelu_erf_backward, _ufuncs.gelu_erf_bias_backward),
-    "tanh": (_ufuncs.gelu_tanh, _ufuncs.gelu_tanh_bias,
-             _ufuncs.gelu_tanh_backward, _ufuncs.gelu_tanh_bias_backward),
-}
+# approximate -> (forward, forward with bias, grad, grad with bias)
+_UFUNCS = {a: tuple(_ufuncs.OPS[base + form].ufunc for form in ("", "_bias", "_grad", "_bias_grad"))
+           for a, base in _APPROXIMATE.items()}
 
 
 _ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -146,4 +143,4 @@ def relu_grad(x, grad=None, *, out=None):
     """
     if grad is None:
         grad = True    # see fast_gelu_grad
-    return _ufuncs.relu_backward(x, grad, out=out)
+    return _ufuncs.relu_grad(x, grad, out=out)

@@ -3,6 +3,9 @@
 their gradients.
 
 Design:
+- Every ufunc is a row of the op table (src/gx_ops.h): ``_register`` loops
+  over it at import, so nothing here names an op; ``OPS`` hands the table to
+  Python (gelu_ext._api, gelu_ext.__init__, the tests).
 - Each operation is a real ufunc with loops for float16, float32 and float64,
   so NumPy does what NumPy users know: broadcasting, any strides, ``out=``,
   in-place and overlap handling, casting (ints and bools follow ``np.tanh``),
@@ -14,6 +17,8 @@ Design:
   formula for every layout, no second implementation to keep in step.
 - NumPy releases the GIL around these loops (no object dtypes are involved).
 """
+from collections import namedtuple
+
 cimport numpy as cnp
 from libc.stdint cimport intptr_t, uint16_t
 from libc.string cimport memcpy
@@ -23,11 +28,13 @@ cnp.import_ufunc()
 
 cdef extern from "gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
-    int GX_RELU, GX_GELU_ERF, GX_GELU_TANH, GX_GELU_ERF_BIAS, GX_GELU_TANH_BIAS
-    int GX_RELU_GRAD, GX_GELU_ERF_GRAD, GX_GELU_TANH_GRAD
-    int GX_GELU_ERF_GRAD_BIAS, GX_GELU_TANH_GRAD_BIAS, GX_NOPS
+    enum: GX_NOPS
     int GX_F32, GX_F64, GX_F16
+    int gx_nops()
+    const char *gx_op_name(int op)
+    const char *gx_op_doc(int op)
     int gx_nin(int op)
+    int gx_op_base(int op)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
     int gx_get_isa()
@@ -99,7 +106,7 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                      void *data) noexcept nogil:
     """float16: the C kernels widen to float32 lanes, run the float32 kernel
-    and round back (gx_kernels_impl.h, GX_HALF); strided operands are gathered
+    and round back (gx_kernels_impl.h, half_run); strided operands are gathered
     into contiguous chunks first, as in _loop."""
     cdef int op = <int>(<intptr_t>data >> 2)
     cdef int nin = gx_nin(op), k
@@ -131,12 +138,13 @@ cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 # ------------------------------------------------------------ registration --
 
-cdef cnp.PyUFuncGenericFunction _funcs[16][3]
-cdef void *_data[16][3]
-cdef char _types[16][12]
+cdef cnp.PyUFuncGenericFunction _funcs[GX_NOPS][3]
+cdef void *_data[GX_NOPS][3]
+cdef char _types[GX_NOPS][12]      # 3 dtypes x (at most 3 inputs + 1 output): gx_kernels.c checks nin
 
 
-cdef object _make(int op, str name, str doc):
+cdef object _make(int op):
+    """The ufunc of row ``op`` of src/gx_ops.h."""
     cdef int nin = gx_nin(op), j, k
     cdef char codes[3]
     codes[0] = cnp.NPY_FLOAT16
@@ -149,55 +157,47 @@ cdef object _make(int op, str name, str doc):
         _data[op][j] = <void *><intptr_t>((op << 2) | (_DT_HALF if j == 0 else j - 1))
         for k in range(nin + 1):
             _types[op][j * (nin + 1) + k] = codes[j]
-    # NumPy keeps the name and doc pointers: keep the bytes alive with the module
-    cdef bytes bname = name.encode(), bdoc = doc.encode()
-    _keep.extend([bname, bdoc])
+    # the name and doc are the table's static C strings, alive as long as the module
     return cnp.PyUFunc_FromFuncAndData(
         _funcs[op], _data[op], _types[op], 3, nin, 1, cnp.PyUFunc_None,
-        bname, bdoc, 0)
+        gx_op_name(op), gx_op_doc(op), 0)
 
 
-_keep = []
+class Op(namedtuple("Op", "name nin base ufunc")):
+    """One row of src/gx_ops.h.  ``base`` is the name of the unfused op a
+    fused-bias op runs on x + b (its own name otherwise)."""
+    __slots__ = ()
 
-gelu_erf = _make(GX_GELU_ERF, "gelu_erf",
-    "gelu_erf(x, /, out=None, *, where=True, ...)\n\n"
-    "Exact GELU, x * Phi(x) with Phi the standard normal CDF, elementwise.\n"
-    "<= 1 ULP in float32, <= 2 ULP in float64, tail included.")
-gelu_tanh = _make(GX_GELU_TANH, "gelu_tanh",
-    "gelu_tanh(x, /, out=None, *, where=True, ...)\n\n"
-    "tanh-approximate GELU, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
-relu = _make(GX_RELU, "relu",
-    "relu(x, /, out=None, *, where=True, ...)\n\n"
-    "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.")
-gelu_erf_bias = _make(GX_GELU_ERF_BIAS, "gelu_erf_bias",
-    "gelu_erf_bias(x, b, /, out=None, ...)\n\n"
-    "gelu_erf(x + b) in one pass; bit-identical to the unfused form.")
-gelu_tanh_bias = _make(GX_GELU_TANH_BIAS, "gelu_tanh_bias",
-    "gelu_tanh_bias(x, b, /, out=None, ...)\n\n"
-    "gelu_tanh(x + b) in one pass; bit-identical to the unfused form.")
-relu_backward = _make(GX_RELU_GRAD, "relu_backward",
-    "relu_backward(x, g, /, out=None, ...)\n\n"
-    "g where x > 0, else 0 (0 at x == 0 and for NaN x, as PyTorch).")
-gelu_erf_backward = _make(GX_GELU_ERF_GRAD, "gelu_erf_backward",
-    "gelu_erf_backward(x, g, /, out=None, ...)\n\n"
-    "(Phi(x) + x phi(x)) * g: the backward pass of exact GELU.")
-gelu_tanh_backward = _make(GX_GELU_TANH_GRAD, "gelu_tanh_backward",
-    "gelu_tanh_backward(x, g, /, out=None, ...)\n\n"
-    "d/dx gelu_tanh(x) * g: the backward pass of tanh GELU.")
-gelu_erf_bias_backward = _make(GX_GELU_ERF_GRAD_BIAS, "gelu_erf_bias_backward",
-    "gelu_erf_bias_backward(x, g, b, /, out=None, ...)\n\n"
-    "gelu_erf_backward(x + b, g) in one pass.")
-gelu_tanh_bias_backward = _make(GX_GELU_TANH_GRAD_BIAS, "gelu_tanh_bias_backward",
-    "gelu_tanh_bias_backward(x, g, b, /, out=None, ...)\n\n"
-    "gelu_tanh_backward(x + b, g) in one pass.")
+    @property
+    def bias(self):
+        """The last input is a bias added to x."""
+        return self.name != self.base
+
+    @property
+    def grad(self):
+        """A derivative: the input after x is the incoming gradient."""
+        return self.name.endswith("_grad")
+
+
+def _register():
+    """Make every op's ufunc a module attribute (derivatives also under their
+    0.1.0 name, ``*_backward``: the same object) and return the table."""
+    ops = {}
+    for op in range(gx_nops()):
+        name = gx_op_name(op).decode()
+        uf = _make(op)
+        ops[name] = Op(name, gx_nin(op), gx_op_name(gx_op_base(op)).decode(), uf)
+        globals()[name] = uf
+        if name.endswith("_grad"):
+            globals()[name[:-len("_grad")] + "_backward"] = uf
+    return ops
+
+
+OPS = _register()          # name -> Op, in table order
+_OP_ID = {name: i for i, name in enumerate(OPS)}
 
 
 # ------------------------------------------------- fused bias, row by row --
-
-_BIAS_OPS = {"gelu_erf_bias": GX_GELU_ERF_BIAS, "gelu_tanh_bias": GX_GELU_TANH_BIAS,
-             "gelu_erf_bias_backward": GX_GELU_ERF_GRAD_BIAS,
-             "gelu_tanh_bias_backward": GX_GELU_TANH_GRAD_BIAS}
-
 
 def _bias_rows(str name, tuple ins, cnp.ndarray out):
     """Run the fused-bias ufunc ``name`` on C-contiguous float32/float64
@@ -206,7 +206,9 @@ def _bias_rows(str name, tuple ins, cnp.ndarray out):
 
     The caller (gelu_ext._api) checks all of that and overlap; this only
     threads over the rows, which the ufunc's own loop cannot."""
-    cdef int op = _BIAS_OPS[name], k
+    if not OPS[name].bias:
+        raise ValueError(f"_bias_rows runs the fused-bias ops, got {name!r}")
+    cdef int op = _OP_ID[name], k
     cdef int nin = gx_nin(op)
     cdef int dt = GX_F64 if out.dtype.itemsize == 8 else GX_F32
     cdef cnp.ndarray a

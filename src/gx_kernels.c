@@ -67,15 +67,15 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 
 /* The dispatch tables are filled here, outside the target pragmas, so this
  * code itself runs on any CPU. */
-#define GX_FILL_ONE(ID, name)                                               \
-    t[ID][GX_F32] = GX_PASTE3(gx_k, name##_f32, GX_FILL_ISA);               \
-    t[ID][GX_F64] = GX_PASTE3(gx_k, name##_f64, GX_FILL_ISA);              \
-    t[ID][GX_F16] = GX_PASTE3(gx_k, name##_f16, GX_FILL_ISA);
+#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, BASE, DOC)                        \
+    t[ID][GX_F32] = GX_PASTE3(gx_k, KERNEL##_f32, GX_FILL_ISA);             \
+    t[ID][GX_F64] = GX_PASTE3(gx_k, KERNEL##_f64, GX_FILL_ISA);             \
+    t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);
 
 static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
 {
 #define GX_FILL_ISA baseline
-    GX_OP_LIST(GX_FILL_ONE)
+    GX_OPS(GX_FILL_ONE)
 #undef GX_FILL_ISA
 }
 
@@ -83,24 +83,40 @@ static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
 static void gx_fill_avx2(gx_kernel t[GX_NOPS][GX_NDT])
 {
 #define GX_FILL_ISA avx2
-    GX_OP_LIST(GX_FILL_ONE)
+    GX_OPS(GX_FILL_ONE)
 #undef GX_FILL_ISA
 }
 
 static void gx_fill_avx512(gx_kernel t[GX_NOPS][GX_NDT])
 {
 #define GX_FILL_ISA avx512
-    GX_OP_LIST(GX_FILL_ONE)
+    GX_OPS(GX_FILL_ONE)
 #undef GX_FILL_ISA
 }
 #endif
 
-static const int gx_nin_table[GX_NOPS] = {
-    [GX_RELU] = 1, [GX_GELU_ERF] = 1, [GX_GELU_TANH] = 1,
-    [GX_GELU_ERF_BIAS] = 2, [GX_GELU_TANH_BIAS] = 2,
-    [GX_RELU_GRAD] = 2, [GX_GELU_ERF_GRAD] = 2, [GX_GELU_TANH_GRAD] = 2,
-    [GX_GELU_ERF_GRAD_BIAS] = 3, [GX_GELU_TANH_GRAD_BIAS] = 3,
-};
+/* The columns of gx_ops.h as arrays indexed by op. */
+#define GX_NIN_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = NIN,
+#define GX_BASE_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = BASE,
+#define GX_NAME_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = NAME,
+#define GX_DOC_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = DOC,
+static const int gx_nin_table[GX_NOPS] = { GX_OPS(GX_NIN_ROW) };
+static const int gx_base_table[GX_NOPS] = { GX_OPS(GX_BASE_ROW) };
+static const char *const gx_name_table[GX_NOPS] = { GX_OPS(GX_NAME_ROW) };
+static const char *const gx_doc_table[GX_NOPS] = { GX_OPS(GX_DOC_ROW) };
+
+/* The loops and drivers hold at most 3 inputs (x, g, b): a row asking for
+ * more (or none) does not compile. */
+#define GX_NIN_CHECK(ID, NAME, KERNEL, NIN, BASE, DOC) \
+    typedef char gx_nin_ok_##ID[(NIN) >= 1 && (NIN) <= 3 ? 1 : -1];
+GX_OPS(GX_NIN_CHECK)
+
+#define GX_IN_TABLE(op) ((op) >= 0 && (op) < GX_NOPS)
+int gx_nops(void) { return GX_NOPS; }
+int gx_nin(int op) { return GX_IN_TABLE(op) ? gx_nin_table[op] : 0; }
+int gx_op_base(int op) { return GX_IN_TABLE(op) ? gx_base_table[op] : -1; }
+const char *gx_op_name(int op) { return GX_IN_TABLE(op) ? gx_name_table[op] : NULL; }
+const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL; }
 
 static size_t gx_itemsize(int dt)
 {
@@ -115,8 +131,6 @@ static int gx_num_threads = 0;
  * parallel region costs a few microseconds, more than the work it splits.
  * ReLU is memory-bound and needs far more elements to gain. */
 static gx_intp gx_threshold = 1 << 15;
-
-int gx_nin(int op) { return (op >= 0 && op < GX_NOPS) ? gx_nin_table[op] : 0; }
 
 int gx_compiled_isa(int isa)
 {
@@ -207,7 +221,7 @@ static void gx_clear_fp_flags(void)
  * threshold, and never more than one per block. */
 static int gx_threads_for(int op, gx_intp n)
 {
-    gx_intp min_block = (op == GX_RELU || op == GX_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
+    gx_intp min_block = (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
     int nt = 1;
     if (n >= 2 * min_block) {
         nt = gx_get_num_threads();

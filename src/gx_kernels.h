@@ -11,33 +11,8 @@
 
 typedef ptrdiff_t gx_intp;   /* same width as npy_intp on every platform NumPy supports */
 
-/* Operations.  Keep in sync with _OPS in src/_ufuncs.pyx. */
-enum {
-    GX_RELU = 0,
-    GX_GELU_ERF,
-    GX_GELU_TANH,
-    GX_GELU_ERF_BIAS,        /* (x, b)    -> gelu(x + b) */
-    GX_GELU_TANH_BIAS,
-    GX_RELU_GRAD,            /* (x, g)    -> relu'(x) g */
-    GX_GELU_ERF_GRAD,
-    GX_GELU_TANH_GRAD,
-    GX_GELU_ERF_GRAD_BIAS,   /* (x, g, b) -> gelu'(x + b) g */
-    GX_GELU_TANH_GRAD_BIAS,
-    GX_NOPS
-};
-
-/* (id, kernel name) of every operation, for tables built by macro. */
-#define GX_OP_LIST(X)                                                       \
-    X(GX_RELU, relu)                                                        \
-    X(GX_GELU_ERF, gelu_erf)                                                \
-    X(GX_GELU_TANH, gelu_tanh)                                              \
-    X(GX_GELU_ERF_BIAS, gelu_erf_bias)                                      \
-    X(GX_GELU_TANH_BIAS, gelu_tanh_bias)                                    \
-    X(GX_RELU_GRAD, relu_grad)                                              \
-    X(GX_GELU_ERF_GRAD, gelu_erf_grad)                                      \
-    X(GX_GELU_TANH_GRAD, gelu_tanh_grad)                                    \
-    X(GX_GELU_ERF_GRAD_BIAS, gelu_erf_grad_bias)                            \
-    X(GX_GELU_TANH_GRAD_BIAS, gelu_tanh_grad_bias)
+/* The operations (enum GX_OP_*, GX_NOPS) and their table. */
+#include "gx_ops.h"
 
 enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_NDT = 3 };   /* GX_F16: uint16_t IEEE half */
 enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
@@ -46,7 +21,6 @@ enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
  * out may be the very same buffer as an input (in place), never a partial overlap. */
 typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n);
 
-int gx_nin(int op);
 int gx_best_isa(void);          /* highest compiled path this CPU runs */
 int gx_compiled_isa(int isa);   /* 1 if this build has the path */
 int gx_get_isa(void);

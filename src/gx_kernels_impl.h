@@ -217,40 +217,41 @@ static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
 #endif
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
-/* name_f16: NIN inputs (the bias last if BIAS), BASE the float32 kernel run */
-#define GX_HALF(name, BASE, NIN, BIAS)                                      \
-    static void GX_FN(name##_f16)(const void *const *in, void *out_, gx_intp n) \
-    {                                                                       \
-        float b[3][GX_HALF_B], ob[GX_HALF_B];                               \
-        uint16_t hb[GX_HALF_B];                                             \
-        for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {                     \
-            const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);   \
-            for (int k = 0; k < (NIN); k++)                                 \
-                GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);          \
-            if (BIAS) {                                                     \
-                _Pragma("omp simd")                                         \
-                for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[(NIN) - 1][j]; \
-                GX_FN(f2h)(b[0], hb, m);                                    \
-                GX_FN(h2f)(hb, b[0], m);                                    \
-            }                                                               \
-            const void *p[2] = {b[0], b[1]};                                \
-            GX_FN(BASE)(p, ob, m);                                          \
-            GX_FN(f2h)(ob, (uint16_t *)out_ + i0, m);                       \
-        }                                                                   \
+/* The float32 kernel of each op (gx_ops.h), for the float16 drivers. */
+#define GX_F32_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
+static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
+#undef GX_F32_ROW
+/* float16 op with nin inputs (the bias last if base != op): widen each block,
+ * run the float32 kernel of base, round back */
+static void GX_FN(half_run)(int op, int base, int nin, const void *const *in, void *out, gx_intp n)
+{
+    float b[3][GX_HALF_B], ob[GX_HALF_B];
+    uint16_t hb[GX_HALF_B];
+    const gx_kernel k32 = GX_FN(f32_kernels)[base];
+    for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
+        const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
+        for (int k = 0; k < nin; k++)
+            GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);
+        if (base != op) {
+            _Pragma("omp simd")
+            for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[nin - 1][j];
+            GX_FN(f2h)(b[0], hb, m);
+            GX_FN(h2f)(hb, b[0], m);
+        }
+        const void *p[2] = {b[0], b[1]};
+        k32(p, ob, m);
+        GX_FN(f2h)(ob, (uint16_t *)out + i0, m);
     }
-GX_HALF(relu, relu_f32, 1, 0)
-GX_HALF(gelu_erf, gelu_erf_f32, 1, 0)
-GX_HALF(gelu_tanh, gelu_tanh_f32, 1, 0)
-GX_HALF(gelu_erf_bias, gelu_erf_f32, 2, 1)
-GX_HALF(gelu_tanh_bias, gelu_tanh_f32, 2, 1)
-GX_HALF(relu_grad, relu_grad_f32, 2, 0)
-GX_HALF(gelu_erf_grad, gelu_erf_grad_f32, 2, 0)
-GX_HALF(gelu_tanh_grad, gelu_tanh_grad_f32, 2, 0)
-GX_HALF(gelu_erf_grad_bias, gelu_erf_grad_f32, 3, 1)
-GX_HALF(gelu_tanh_grad_bias, gelu_tanh_grad_f32, 3, 1)
+}
+#define GX_HALF_ROW(ID, NAME, KERNEL, NIN, BASE, DOC)                       \
+    static void GX_FN(KERNEL##_f16)(const void *const *in, void *out, gx_intp n) \
+    {                                                                       \
+        GX_FN(half_run)(ID, BASE, NIN, in, out, n);                         \
+    }
+GX_OPS(GX_HALF_ROW)
+#undef GX_HALF_ROW
 
 #undef GX_UNARY
-#undef GX_HALF
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL

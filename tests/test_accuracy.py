@@ -1,24 +1,12 @@
 """Sampled accuracy: the CI guard that makes a kernel regression fail.
 
-The bounds are the issues' (2 and 5), not what the current kernels achieve:
-
-========================  ==============================  ==============================
-function                  float32 (vs float64 twin)       float64 (vs mpmath, 60 digits)
-========================  ==============================  ==============================
-gelu_erf                  1 ULP                           2 ULP
-gelu_tanh, x >= -5        2 ULP                           2 ULP
-gelu_tanh, x < -5         1e-5 relative (>= 1 ULP)        1e-13 relative (>= 1 ULP)
-gelu_erf'                 2 ULP(s)                        4 ULP(s)
-gelu_tanh', x >= -5       4 ULP(s)                        4 ULP(s)
-gelu_tanh', x < -5        1e-5 relative to s (>= 1 ULP)   1e-13 relative to s (>= 1 ULP)
-========================  ==============================  ==============================
-
-s = max(|first term|, |second term|) of the derivative (Phi(x) and x phi(x) for
-the exact form): the derivative crosses zero at x ~ -0.7518, where only an
-absolute bound makes sense (issue 5).  Issue 5 bounds the tanh derivative for
-x >= -5 only; its tail gets the forward tanh tail's relative bound.  "(>= 1
-ULP)": subnormal results cannot be relatively accurate, but must not be
-flushed to 0 early, which costs far more than 1 ULP of the smallest subnormal.
+The bounds are gelu_ext.testing.BOUNDS (the issues' bounds, not what the
+current kernels achieve): float32 against the float64 twin, float64 against
+mpmath at 60 digits; derivatives in ULPs of s = max(|first term|, |second
+term|) (they cross zero at x ~ -0.7518, where only an absolute bound makes
+sense); the tanh forms relatively below x = -5, never tighter than 1 ULP
+(subnormal results cannot be relatively accurate, but must not be flushed to
+0 early, which costs far more than 1 ULP of the smallest subnormal).
 
 float32: about 10^7 random bit patterns (every sign, exponent, NaN, inf and
 subnormal input), all float32 in the tail [-14.5, -5] at a stride, and every
@@ -28,26 +16,32 @@ down to underflow, against mpmath.  Every check runs on every ISA path this
 CPU runs (the ``isa`` fixture).  The exhaustive float32 run is bench/'s job.
 """
 import math
+import pathlib
 import struct
 
 import numpy as np
 import pytest
 
-import gelu_ext
-from gelu_ext import _reference as ref
-from conftest import erf_grad_scale, tanh_grad_scale, ulp_at
+from gelu_ext import _ufuncs, testing
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
-TAIL = -5.0
+TAIL = testing.TAIL
 
 
 class Check:
-    """One function and its bounds (see the module docstring)."""
+    """One function of gelu_ext.testing.BOUNDS and its references."""
 
-    def __init__(self, name, ufunc, grad, ref64, mp, scale, ulps, tail_rtol=None):
-        self.name, self.ufunc, self.grad = name, ufunc, grad
-        self.ref64, self.mp, self.scale = ref64, mp, scale
-        self.ulps, self.tail_rtol = ulps, tail_rtol
+    def __init__(self, name):
+        self.name = name
+        self.ufunc = _ufuncs.OPS[name].ufunc
+        self.grad = _ufuncs.OPS[name].grad
+        self.ref64 = testing.REFERENCE[name]
+        self.scale = (lambda x: testing.grad_scale(name, x)) if self.grad else None
+
+    def mp(self, x):
+        """(exact, scale or None) from mpmath."""
+        v = testing.MP_REFERENCE[self.name](x)
+        return v if self.grad else (v, None)
 
     def run(self, x):
         if self.grad:
@@ -55,34 +49,12 @@ class Check:
         return self.ufunc(x)
 
     def allowed(self, x64, exact, scale, dt):
-        """Allowed |got - exact| per element, from the bounds in ULPs of
-        max(|exact|, scale)."""
-        mag = np.abs(exact) if scale is None else np.maximum(np.abs(exact), scale)
-        ulp = ulp_at(mag, dt)
-        ulps = np.full(x64.shape, float(self.ulps[dt]))
-        if self.tail_rtol is not None:
-            with np.errstate(all="ignore"):
-                rel = np.maximum(self.tail_rtol[dt] * mag / ulp, 1.0)
-            ulps = np.where(x64 < TAIL, rel, ulps)
-        return ulps * ulp, ulp
+        """(allowed |got - exact|, the ULP errors are reported in) per element."""
+        unit = testing.ulp(exact if scale is None else scale, dt)
+        return testing.allowed_error(self.name, dt, x64, exact, scale), unit
 
 
-_mp_erf_grad = ref.mp_gelu_erf_grad
-_mp_tanh_grad = ref.mp_gelu_tanh_grad
-
-
-CHECKS = [
-    Check("gelu_erf", gelu_ext.gelu_erf, False, ref.ref_gelu_erf,
-          lambda x: (ref.mp_gelu_erf(x), None), None, {F32: 1, F64: 2}),
-    Check("gelu_tanh", gelu_ext.gelu_tanh, False, ref.ref_gelu_tanh,
-          lambda x: (ref.mp_gelu_tanh(x), None), None, {F32: 2, F64: 2},
-          tail_rtol={F32: 1e-5, F64: 1e-13}),
-    Check("gelu_erf_grad", gelu_ext.gelu_erf_backward, True, ref.ref_gelu_erf_grad,
-          _mp_erf_grad, erf_grad_scale, {F32: 2, F64: 4}),
-    Check("gelu_tanh_grad", gelu_ext.gelu_tanh_backward, True, ref.ref_gelu_tanh_grad,
-          _mp_tanh_grad, tanh_grad_scale, {F32: 4, F64: 4},
-          tail_rtol={F32: 1e-5, F64: 1e-13}),
-]
+CHECKS = [Check(name) for name in ("gelu_erf", "gelu_tanh", "gelu_erf_grad", "gelu_tanh_grad")]
 # scope="module": pytest runs all ISA paths of one check back to back, so the
 # one-entry caches below compute each reference once
 check_param = pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.name, scope="module")
@@ -175,7 +147,8 @@ def f32_case(check, dataset):
     return _f32_cache[key]
 
 
-@pytest.mark.parametrize("dataset", list(DATASETS), scope="module")
+@pytest.mark.parametrize("dataset", [pytest.param(d, marks=pytest.mark.slow) if d == "random_bits" else d
+                                     for d in DATASETS], scope="module")
 @check_param
 def test_float32_within_bound(check, dataset, isa):
     x, exact, allowed, ulp = f32_case(check, dataset)
@@ -184,13 +157,16 @@ def test_float32_within_bound(check, dataset, isa):
     assert_within(check, x, got, exact, allowed, ulp, f"float32 {dataset} on {isa}")
 
 
-def test_float32_forward_errors_with_reference_helper():
-    """The same measure through gelu_ext._reference.ulp_error_vec, on the
-    bulk, for the two forward functions: the helper and this file agree."""
-    x = np.linspace(-6, 6, 100_001, dtype=np.float32)
-    for check in CHECKS[:2]:
-        err = ref.ulp_error_vec(check.run(x), check.ref64(x.astype(np.float64)), F32)
-        assert err.max() <= check.ulps[F32], check.name
+@check_param
+def test_float32_bulk_errors_through_ulp_error(check):
+    """The same measure through gelu_ext.testing.ulp_error on the bulk [-5, 6]
+    (one region: the tanh forms' relative tail starts below)."""
+    x = np.linspace(-5, 6, 100_001, dtype=np.float32)
+    x64 = x.astype(np.float64)
+    scale = None if check.scale is None else check.scale(x64)
+    err = testing.ulp_error(check.run(x), check.ref64(x64), F32, scale)
+    b = testing.bound(check.name, F32, "bulk")
+    assert b.unit.startswith("ULP") and err.max() <= b.value, (check.name, err.max())
 
 
 @check_param
@@ -254,3 +230,39 @@ def test_float64_bulk_is_far_inside_the_twin_tolerance(check, isa):
     exact = check.ref64(x)
     mag = np.abs(exact) if check.scale is None else np.maximum(np.abs(exact), check.scale(x))
     np.testing.assert_array_less(np.abs(check.run(x) - exact), 1e-12 * mag + 1e-300)
+
+
+# ---------------------------------------------------------------- README --
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+# README accuracy-table row -> (function, region) of gelu_ext.testing.BOUNDS
+README_ROWS = {
+    "exact GELU `x·Φ(x)`": ("gelu_erf", "all"),
+    "— results in the subnormal range": ("gelu_erf", "all"),
+    "tanh GELU, x ≥ −5": ("gelu_tanh", "bulk"),
+    "tanh GELU, x < −5 (relative)": ("gelu_tanh", "tail"),
+    "exact GELU′ `Φ(x) + x·φ(x)`": ("gelu_erf_grad", "all"),
+    "tanh GELU′, x ≥ −5": ("gelu_tanh_grad", "bulk"),
+    "ReLU": ("relu", "all"),
+}
+
+
+def readme_accuracy_rows():
+    """{row title: (float32 bound, float64 bound)} from the README's table."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Accuracy\n", 1)[1].split("\n## ", 1)[0]
+    table = section.split("\n| function |", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines()[2:]:           # after the header and --- lines
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows[cells[0]] = (float(cells[2]), float(cells[4]))
+    return rows
+
+
+def test_readme_accuracy_table_states_the_bounds():
+    rows = readme_accuracy_rows()
+    assert set(rows) == set(README_ROWS), "README accuracy rows changed: update README_ROWS"
+    for title, (b32, b64) in rows.items():
+        name, region = README_ROWS[title]
+        assert (b32, b64) == (testing.bound(name, F32, region).value,
+                              testing.bound(name, F64, region).value), title

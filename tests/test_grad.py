@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from gelu_ext import fast_gelu, fast_gelu_grad, relu, relu_grad
-from conftest import (FLOAT_DTYPES, SPECS_BY_NAME, assert_close_to_reference,
-                      assert_same_bits, dtype_id)
+from gelu_ext import testing
+from gelu_ext.testing import assert_same_bits
+from helpers import FLOAT_DTYPES, SPECS_BY_NAME, assert_close_to_reference, dtype_id
 
 MODES = ["none", "tanh"]
-BACKWARD = {"none": "gelu_erf_backward", "tanh": "gelu_tanh_backward"}
+GRAD = {"none": "gelu_erf_grad", "tanh": "gelu_tanh_grad"}
 ZERO_CROSSING = -0.7518     # gelu'(x) = 0 here (both forms, to 1e-3)
 
 
@@ -29,7 +30,7 @@ def bulk(n=4001, dt=np.float64, seed=0):
 @pytest.mark.parametrize("mode", MODES)
 def test_grad_matches_reference(mode, dt):
     x = bulk(dt=dt)
-    assert_close_to_reference(SPECS_BY_NAME[BACKWARD[mode]], fast_gelu_grad(x, approximate=mode),
+    assert_close_to_reference(SPECS_BY_NAME[GRAD[mode]], fast_gelu_grad(x, approximate=mode),
                               [x, np.ones_like(x)])
 
 
@@ -38,14 +39,14 @@ def test_grad_matches_reference(mode, dt):
 def test_grad_times_upstream_matches_reference(mode, dt):
     x = bulk(dt=dt)
     g = np.random.default_rng(1).uniform(-3, 3, x.size).astype(dt)
-    assert_close_to_reference(SPECS_BY_NAME[BACKWARD[mode]], fast_gelu_grad(x, g, mode), [x, g])
+    assert_close_to_reference(SPECS_BY_NAME[GRAD[mode]], fast_gelu_grad(x, g, mode), [x, g])
 
 
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
 def test_relu_grad_matches_reference(dt):
     x = bulk(dt=dt)
     g = np.random.default_rng(2).uniform(-3, 3, x.size).astype(dt)
-    assert_close_to_reference(SPECS_BY_NAME["relu_backward"], relu_grad(x, g), [x, g])
+    assert_close_to_reference(SPECS_BY_NAME["relu_grad"], relu_grad(x, g), [x, g])
 
 
 # ------------------------------------------------- finite differences --
@@ -222,9 +223,8 @@ def test_relu_grad_matches_torch_autograd(torch):
 @pytest.mark.parametrize("x", [-12.5, -14.0, -17.03125, -19.75, -21.0, -23.5])
 def test_float32_tail_derivative_times_huge_grad(approximate, x):
     import mpmath
-    from gelu_ext import _reference as R
     g = np.float32(8.5e37)
-    d, _ = (R.mp_gelu_erf_grad if approximate == "none" else R.mp_gelu_tanh_grad)(x)
+    d, _ = testing.MP_REFERENCE[GRAD[approximate]](x)
     with mpmath.workdps(60):
         want = np.float32(float(d * mpmath.mpf(float(g))))
     got = fast_gelu_grad(np.float32(x), g, approximate)

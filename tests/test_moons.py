@@ -1,4 +1,4 @@
-"""The make_moons experiment (``python -m gelu_ext moons``, gelu_ext._moons).
+"""The make_moons experiment (``python -m gelu_ext moons``, gelu_ext.jobs.moons).
 
 The network code is checked against finite differences and, when torch is
 installed, against the same network trained by PyTorch; the experiment itself
@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from gelu_ext import _moons as M
+from gelu_ext.jobs import moons as M
 
 ARM_IDS = list(M.ARMS)
 # Small enough to run in a fraction of a second, big enough to train.
@@ -124,6 +124,7 @@ def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, 
     return np.array(losses), final
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arm", ARM_IDS, ids=ARM_IDS)
 def test_same_loss_trajectory_as_pytorch(arm):
     torch = pytest.importorskip("torch")
@@ -148,12 +149,11 @@ def test_same_loss_trajectory_as_pytorch(arm):
 
 # ----------------------------------------------------------- statistics --
 
-@pytest.mark.parametrize("df", [1, 2, 3, 9, 30, 200])
-@pytest.mark.parametrize("p", [0.975, 0.5, 0.05, 0.999])
-def test_t_quantile_fallback_agrees_with_scipy(p, df):
-    stats = pytest.importorskip("scipy.stats")
-    np.testing.assert_allclose(M._t_quantile_fallback(p, df), stats.t.ppf(p, df),
-                               rtol=1e-10, atol=1e-12)
+def test_t_quantile_is_students():
+    assert M.t_quantile(0.975, 1) == pytest.approx(12.7062047, rel=1e-8)
+    assert M.t_quantile(0.025, 9) == pytest.approx(-2.2621572, rel=1e-7)
+    with pytest.raises(ValueError, match="need 0 < p < 1 and df > 0, got p=1.5"):
+        M.t_quantile(1.5, 3)
 
 
 def test_paired_summary_counts_and_interval():
@@ -182,6 +182,7 @@ def test_run_experiment_defaults_are_the_command_line_defaults():
     assert np.dtype(defaults["dtype"]) == np.dtype(args.dtype)
 
 
+@pytest.mark.slow
 def test_both_networks_reach_093_test_accuracy_on_default_settings():
     pytest.importorskip("sklearn")
     result = M.run_experiment([0, 1])            # the defaults: 2000 samples, 100 epochs, ...

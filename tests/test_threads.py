@@ -14,7 +14,8 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs
-from conftest import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, assert_same_bits, dtype_id
+from gelu_ext.testing import assert_same_bits
+from helpers import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, dtype_id
 
 N = 1 << 20
 

@@ -3,21 +3,22 @@
 The ufuncs must behave like NumPy's own ``np.tanh`` (issue 2): result dtype,
 broadcasting, any strides, 0-d and empty arrays, ``out=`` (given, in place,
 partially overlapping), casting errors and ``TypeError`` for types without a
-loop.  Values are checked against ``gelu_ext._reference`` (never against the
+loop.  Values are checked against ``gelu_ext.testing`` (never against the
 compiled code) within the bounds of the issues; ReLU is bit-exact.
 """
 import numpy as np
 import pytest
 
 import gelu_ext
-from conftest import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
-                      assert_close_to_reference, assert_same_bits, dtype_id,
-                      result_dtype)
+from gelu_ext import testing
+from gelu_ext.testing import assert_same_bits
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
+                     assert_close_to_reference, dtype_id, result_dtype)
 
 SPECS = SPECS_BY_NAME
-FUSED = [("gelu_erf_bias", "gelu_erf"), ("gelu_tanh_bias", "gelu_tanh")]
-FUSED_GRAD = [("gelu_erf_bias_backward", "gelu_erf_backward"),
-              ("gelu_tanh_bias_backward", "gelu_tanh_backward")]
+# (fused-bias ufunc, the unfused one it must match bit for bit), from the op table
+FUSED = [(u.name, u.base) for u in UFUNCS if u.bias and not u.grad]
+FUSED_GRAD = [(u.name, u.base) for u in UFUNCS if u.bias and u.grad]
 
 # --------------------------------------------------------------- values --
 
@@ -306,6 +307,19 @@ def test_wrong_number_of_arguments_raises(spec):
                                         rf"{spec.nin + 1} positional arguments but "
                                         rf"{spec.nin + 2} were given"):
         spec.ufunc(*([np.ones(2)] * (spec.nin + 2)))
+
+
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_op_table_row_is_consistent(spec):
+    """src/gx_ops.h: inputs are x, then g for a derivative, then b for a
+    fused bias, whose base op takes the same inputs but b; every function
+    computed has a slow twin and bounds."""
+    assert spec.nin == 1 + spec.grad + spec.bias
+    base = SPECS_BY_NAME[spec.base]
+    assert (base.base, base.bias, base.grad) == (spec.base, False, spec.grad)
+    assert spec.base in testing.REFERENCE
+    for dt in FLOAT_DTYPES:
+        testing.bound(spec.base, dt, "bulk")            # raises KeyError if missing
 
 
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)

@@ -2,33 +2,19 @@
 speed check against the NumPy baseline on this machine."""
 import argparse
 import math
-import time
 
 import numpy as np
 
 import gelu_ext
 from gelu_ext import fast_gelu, relu
+from gelu_ext.jobs._common import erf, int_at_least, medians, numpy_exact_gelu
 
 
 def _numpy_exact_gelu():
-    """The exact GELU a NumPy user can write: SciPy's erf if present, else math.erf."""
-    try:
-        from scipy.special import erf
-
-        return "x/2 (1 + scipy.special.erf(x/sqrt2))", lambda x: 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-    except ImportError:
-        verf = np.vectorize(math.erf, otypes=[np.float64])
-        return "x/2 (1 + np.vectorize(math.erf)(x/sqrt2))", lambda x: 0.5 * x * (1.0 + verf(x / math.sqrt(2.0)))
-
-
-def _median_time(fn, repeats):
-    fn()   # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    """(what it is, the call): the exact GELU a NumPy user can write."""
+    erf_, scipy = erf()
+    what = "scipy.special.erf" if scipy else "np.vectorize(math.erf)"
+    return f"x/2 (1 + {what}(x/sqrt2))", lambda x: numpy_exact_gelu(x, erf_)
 
 
 def _gelu_minimum():
@@ -44,13 +30,11 @@ def _gelu_minimum():
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m gelu_ext [demo]",
                                 description="GELU, tanh-GELU and ReLU at the article's points, and a quick speed check.")
-    p.add_argument("--size", type=int, default=1 << 20, help="elements for the speed check (default 2^20)")
-    p.add_argument("--repeats", type=int, default=7, help="timed repeats; the median is shown (default 7)")
+    p.add_argument("--size", type=int_at_least(1), default=1 << 20,
+                   help="elements for the speed check (default 2^20)")
+    p.add_argument("--repeats", type=int_at_least(1), default=7,
+                   help="timed repeats; the median is shown (default 7)")
     args = p.parse_args(argv)
-    if args.size < 1:
-        p.error(f"--size must be >= 1, got {args.size}")
-    if args.repeats < 1:
-        p.error(f"--repeats must be >= 1, got {args.repeats}")
 
     cfg = gelu_ext.show_config(print_=False)
     print(f"gelu_ext {cfg['version']} on {cfg['cpu']} ({cfg['machine']}), kernels: {cfg['isa']}, "
@@ -86,8 +70,8 @@ def main(argv=None):
           f"(ours with {gelu_ext.get_num_threads()} thread(s); `python -m gelu_ext bench` for the full tables):")
     print(f"{'op':<11} {'gelu_ext':>10} {'NumPy':>10} {'speed-up':>9}  NumPy baseline")
     for name, ours, base, what in rows:
-        t_ours = _median_time(ours, args.repeats)
-        t_base = _median_time(base, max(1, args.repeats // 2))
+        t_ours = medians({name: ours}, args.repeats)[name]
+        t_base = medians({name: base}, max(1, args.repeats // 2))[name]
         print(f"{name:<11} {args.size / t_ours / 1e9:7.3f} G/s {args.size / t_base / 1e9:7.3f} G/s "
               f"{t_base / t_ours:8.1f}x  {what}")
     return 0

@@ -32,17 +32,13 @@ Design:
   numbers; the test set is evaluated once, after training.
 """
 import argparse
-import json
 import math
-import platform
-import sys
 import time
 
 import numpy as np
 
-from . import _cli
-from ._api import fast_gelu, fast_gelu_grad, relu_grad
-from ._ufuncs import relu
+from gelu_ext import fast_gelu, fast_gelu_grad, relu, relu_grad
+from gelu_ext.jobs import _common
 
 # arm name -> (label, approximate); None means ReLU
 ARMS = {
@@ -360,8 +356,8 @@ def load_moons(seed, n_samples=2000, noise=0.2):
         ``train``, ``val``, ``test``: ``(X, y)`` pairs (float64, labels 0/1),
         ``mean``/``std``: the training set's, used to standardise all three.
     """
-    datasets = _cli.require("sklearn.datasets", "experiment", package="scikit-learn")
-    model_selection = _cli.require("sklearn.model_selection", "experiment",
+    datasets = _common.require("sklearn.datasets", "experiment", package="scikit-learn")
+    model_selection = _common.require("sklearn.model_selection", "experiment",
                                    package="scikit-learn")
     X, y = datasets.make_moons(n_samples=n_samples, noise=noise, random_state=seed)
     split = model_selection.train_test_split
@@ -450,73 +446,13 @@ def run_experiment(seeds, *, sizes=(2, 64, 64, 1), arms=("relu", "gelu"), n_samp
 
 # --------------------------------------------------------------- statistics --
 
-def _betacf(a, b, x):
-    """Continued fraction of the regularised incomplete beta (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-16
-    qab, qap, qam = a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 1000):
-        m2 = 2 * m
-        for num in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                    -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + num * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < eps:
-            break
-    return h
-
-
-def _betainc(a, b, x):
-    """Regularised incomplete beta I_x(a, b) for 0 <= x <= 1."""
-    if x <= 0 or x >= 1:
-        return float(x >= 1)
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    # The continued fraction converges fast for x < (a+1)/(a+b+2); use the
-    # symmetry I_x(a, b) = 1 - I_{1-x}(b, a) on the other side.
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1 - front * _betacf(b, a, 1 - x) / b
-
-
-def _t_cdf(t, df):
-    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-    return 1 - tail if t >= 0 else tail
-
-
 def t_quantile(p, df):
-    """Quantile of Student's t with ``df`` degrees of freedom.
-
-    SciPy's ``stats.t.ppf`` when SciPy is installed; otherwise bisection on
-    the CDF written through the incomplete beta function (agrees with SciPy to
-    ~1e-12 relative, tested), so SciPy stays optional.
-    """
+    """Quantile of Student's t with ``df`` degrees of freedom (SciPy's: the
+    job needs scikit-learn, which needs SciPy)."""
     if not 0 < p < 1 or not df > 0:
         raise ValueError(f"need 0 < p < 1 and df > 0, got p={p!r}, df={df!r}")
-    try:
-        from scipy import stats
-    except ImportError:
-        return _t_quantile_fallback(p, df)
+    stats = _common.require("scipy.stats", "experiment", package="scipy")
     return float(stats.t.ppf(p, df))
-
-
-def _t_quantile_fallback(p, df):
-    if p < 0.5:
-        return -_t_quantile_fallback(1 - p, df)
-    lo, hi = 0.0, 1.0
-    while _t_cdf(hi, df) < p:
-        hi *= 2
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if _t_cdf(mid, df) < p else (lo, mid)
-    return 0.5 * (lo + hi)
 
 
 def paired_summary(diff, higher_is_better=True):
@@ -622,7 +558,7 @@ def format_report(config, result, summary, arms):
 def plot(path, first, arms, result, seed_index=0):
     """Decision boundaries of every arm for one seed over its data, and the
     train/validation loss curves (matplotlib, without pyplot's global state)."""
-    _cli.require("matplotlib", "experiment")
+    _common.require("matplotlib", "experiment")
     from matplotlib.figure import Figure
 
     data, params = first["data"], first["params"]
@@ -668,18 +604,6 @@ def plot(path, first, arms, result, seed_index=0):
 
 # ---------------------------------------------------------------------- CLI --
 
-def _int_at_least(lo):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}")
-        return v
-    return parse
-
-
 def _float_range(positive):
     def parse(text):
         try:
@@ -715,19 +639,19 @@ def _parser():
                "with the training set's statistics, He-uniform initial weights and minibatch "
                "order shared by every arm; the final-epoch weights are tested once (the "
                "validation set only gives the loss curves).")
-    p.add_argument("--seeds", type=_int_at_least(1), default=10, metavar="N",
+    p.add_argument("--seeds", type=_common.int_at_least(1), default=10, metavar="N",
                    help="number of seeds (default 10)")
-    p.add_argument("--seed-start", type=_int_at_least(0), default=0, metavar="S",
+    p.add_argument("--seed-start", type=_common.int_at_least(0), default=0, metavar="S",
                    help="first seed; seeds are seed-start .. seed-start+seeds-1 (default 0)")
-    p.add_argument("--samples", type=_int_at_least(20), default=2000, metavar="N",
+    p.add_argument("--samples", type=_common.int_at_least(20), default=2000, metavar="N",
                    help="make_moons n_samples (default 2000)")
     p.add_argument("--noise", type=_float_range(False), default=0.2,
                    help="make_moons noise (default 0.2)")
     p.add_argument("--hidden", type=_hidden, default=(64, 64), metavar="W1,W2,...",
                    help="hidden layer widths, comma-separated (default 64,64)")
-    p.add_argument("--epochs", type=_int_at_least(1), default=100, metavar="N",
+    p.add_argument("--epochs", type=_common.int_at_least(1), default=100, metavar="N",
                    help="default 100")
-    p.add_argument("--batch-size", type=_int_at_least(1), default=32, metavar="N",
+    p.add_argument("--batch-size", type=_common.int_at_least(1), default=32, metavar="N",
                    help="minibatch size (default 32)")
     p.add_argument("--lr", type=_float_range(True), default=1e-3,
                    help="Adam learning rate (default 0.001)")
@@ -741,32 +665,12 @@ def _parser():
     return p
 
 
-def _environment():
-    import gelu_ext
-    env = {"python": platform.python_version(), "gelu_ext": gelu_ext.show_config(print_=False)}
-    for mod in ("sklearn", "scipy", "matplotlib"):
-        m = sys.modules.get(mod)
-        env[mod] = getattr(m, "__version__", None) if m else None
-    return env
-
-
-def _finite_or_none(obj):
-    """NaN/inf (a diverged run) become JSON null: strict JSON has no NaN."""
-    if isinstance(obj, dict):
-        return {k: _finite_or_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite_or_none(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def main(argv=None):
     """``python -m gelu_ext moons [options]``; returns the exit code."""
     args = _parser().parse_args(argv)
-    _cli.require("sklearn", "experiment", package="scikit-learn")
+    _common.require("sklearn", "experiment", package="scikit-learn")
     if args.plot:
-        _cli.require("matplotlib", "experiment")
+        _common.require("matplotlib", "experiment")
     arms = ("relu", "gelu") + (("gelu_tanh",) if args.approximate == "tanh" else ())
     sizes = (2, *args.hidden, 1)
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
@@ -778,12 +682,12 @@ def main(argv=None):
               "selection": "final epoch (validation only watched)",
               "inputs": "standardised with the training set's mean and std"}
     t0, c0 = time.perf_counter(), time.process_time()
-    _cli.progress(f"moons: {len(seeds)} seed{'s' * (len(seeds) != 1)} x {len(arms)} networks "
+    _common.progress(f"moons: {len(seeds)} seed{'s' * (len(seeds) != 1)} x {len(arms)} networks "
                   f"({', '.join(ARMS[a][0] for a in arms)}), {args.epochs} epochs")
     result = run_experiment(seeds, sizes=sizes, arms=arms, n_samples=args.samples,
                             noise=args.noise, epochs=args.epochs, batch_size=args.batch_size,
                             lr=args.lr, dtype=args.dtype, keep_first=bool(args.plot),
-                            progress=_cli.progress)
+                            progress=_common.progress)
     summary = summarise(result, arms)
     for line in format_report(config, result, summary, arms):
         print(line)
@@ -792,7 +696,7 @@ def main(argv=None):
         t_plot = time.perf_counter()
         plot(args.plot, result["first"], arms, result)
         seconds["plot"] = time.perf_counter() - t_plot
-        _cli.progress(f"moons: plot written to {args.plot}")
+        _common.progress(f"moons: plot written to {args.plot}")
     seconds["total"] = time.perf_counter() - t0
     # CPU time too: on a shared machine wall time mostly measures the neighbours.
     seconds["cpu_total"] = time.process_time() - c0
@@ -801,8 +705,9 @@ def main(argv=None):
           f"trained together as one stack)")
     if args.json:
         doc = {"experiment": "moons", "config": config, "split": result["split"],
-               **summary, "caveat": CAVEAT, "environment": _environment(), "seconds": seconds}
-        with open(args.json, "w") as f:
-            json.dump(_finite_or_none(doc), f, indent=1, allow_nan=False)
-        _cli.progress(f"moons: results written to {args.json}")
+               **summary, "caveat": CAVEAT,
+               "environment": _common.machine_info(("sklearn", "scipy", "matplotlib")),
+               "seconds": seconds}
+        _common.write_json(args.json, doc)
+        _common.progress(f"moons: results written to {args.json}")
     return 0

