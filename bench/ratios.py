@@ -242,7 +242,39 @@ def run(min_repeats):
         r.speed_row("i5", f"bias GELU f32 {bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "gelu_erf_bias",
                     np.float32, n, "onnxruntime", threads=1, required=1.0)
     bench.set_threads(None)
+    _issue11(r)
     return info, r.rows
+
+
+def _issue11(r):
+    """Issue 11's rows that the earlier criteria do not already cover: tanh
+    GELU against ORT FastGelu, float16 against our float32 and torch's
+    float16, and the textbook C loop over libm."""
+    r.speed_row("i11", "tanh GELU f32 2^20, 1 thread: ours / ORT FastGelu", "gelu_tanh", np.float32, N20,
+                "onnxruntime", threads=1, required=1.0)
+    bench.set_threads(1)
+    x32 = bench.make_inputs("gelu_erf", np.float32, N20)["x"]
+    x16 = x32.astype(np.float16)
+    o32, o16 = np.empty_like(x32), np.empty_like(x16)
+    r.vs_call_row("i11", "exact GELU f16 2^20, 1 thread: ours f16 / ours f32 (rate)",
+                  lambda: gelu_ext.fast_gelu(x16, out=o16), lambda: gelu_ext.fast_gelu(x32, out=o32), required=0.8)
+    torch = bench.peer("torch")
+    if torch is None:
+        r.add("i11", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)", "-", ">= 1x", NOT_INSTALLED)
+    else:
+        torch.set_num_threads(1)
+        t16, to16 = torch.from_numpy(x16), torch.from_numpy(o16.copy())
+        r.vs_call_row("i11", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)",
+                      lambda: gelu_ext.fast_gelu(x16, out=o16), lambda: torch._C._nn.gelu(t16, out=to16),
+                      required=1.0)
+    try:
+        textbook = bench.prepare("textbook", "gelu_erf", {"x": x32, "out": np.empty_like(x32)})
+    except bench.Unavailable as e:
+        r.add("i11", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff", "-", ">= 1x", f"n/a: {e}")
+    else:
+        r.vs_call_row("i11", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff",
+                      lambda: gelu_ext.fast_gelu(x32, out=o32), textbook, required=1.0)
+    bench.set_threads(None)
 
 
 def main(argv=None):
@@ -253,7 +285,7 @@ def main(argv=None):
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
     info, rows = run(args.repeats)
-    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5)  -  python bench/ratios.py")
+    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11)  -  python bench/ratios.py")
     print("\n".join(bench.header_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "

@@ -64,11 +64,11 @@ OPS = {
     "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
 }
 
-IMPLS = ("ours", "numpy", "torch", "jax", "onnxruntime")
+IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
 PEERS = ("torch", "jax", "onnxruntime")
 # Short column titles in the tables.
-_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "torch": "torch",
-          "jax": "JAX", "onnxruntime": "ORT"}
+_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
+          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
 
 # The Transformer FFN width of issue 5's fused-bias measurement (BERT-base
 # intermediate size 3072 / 2): shape (n/1536, 1536), bias (1536,).
@@ -200,6 +200,19 @@ def _prepare_ours(op, d, alloc=False):
     if k == "gelu_erf_bias":
         return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
     raise AssertionError(k)
+
+
+def _prepare_textbook(op, d):
+    """The brief's kernel as written: a plain C loop of 0.5 x (1 + erf(x/sqrt2))
+    over libm's erff / erf (gelu_ext._textbook, built with the package)."""
+    if op.key != "gelu_erf":
+        raise Unavailable("the textbook loop is exact GELU only")
+    try:
+        from gelu_ext._textbook import gelu_textbook
+    except ImportError:
+        raise Unavailable("gelu_ext._textbook not built") from None
+    x, out = d["x"], d["out"]
+    return lambda: gelu_textbook(x, out)
 
 
 def _vectorized_ndtr():
@@ -447,6 +460,10 @@ def prepare(impl, op, d, threads=None):
         return _prepare_ours(op, d, alloc=True)
     if impl == "numpy":
         return _prepare_numpy(op, d)
+    if impl == "textbook":
+        return _prepare_textbook(op, d)
+    if impl == "copyto":            # the memory ceiling: read x, write out
+        return lambda x=d["x"], out=d["out"]: np.copyto(out, x)
     if impl == "torch":
         return _prepare_torch(op, d)
     if impl == "jax":
@@ -697,8 +714,8 @@ def collect(ops, dtypes, sizes, peers, threads, quick, title):
     absent = [q for q in peers if peer(q) is None]
     if absent:
         progress(f"bench: not installed, skipped: {', '.join(absent)}")
-    impls = ["ours", "numpy"] + installed
-    timed = ["ours"] + (["ours_alloc"] if "jax" in installed else []) + impls[1:]
+    impls = ["ours", "numpy", "textbook"] + installed
+    timed = ["ours"] + (["ours_alloc"] if "jax" in installed else []) + impls[1:] + ["copyto"]
 
     results, accuracy_, skipped = [], {}, {}
     cells = [(dt, o, n) for dt in dtypes for o in ops for n in sizes]
@@ -752,7 +769,7 @@ def format_report(run):
     for dt in dtypes:
         out.append("")
         out.append(f"== {dt}: throughput (Gelem/s; 'x' = our speed-up over that column) ==")
-        cols = ["numpy"] + installed
+        cols = ["numpy", "textbook"] + installed + ["copyto"]
         h = f"{'op':<16} {'n':>6} {'ours':>7} {'GB/s':>6}"
         for c in cols:
             h += f" | {_TITLE[c]:>7} {'x':>5}"
@@ -893,28 +910,37 @@ def _plot(path, results, ops, dtypes, info):
     nrow = math.ceil(len(ops) / ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(5 * ncol, 3.8 * nrow), squeeze=False)
     styles = {"float32": "-", "float64": "--"}
-    impl_order = ("ours", "ours_alloc", "numpy") + PEERS
+    impl_order = ("ours", "ours_alloc", "numpy", "textbook") + PEERS + ("copyto",)
     colors = {impl: f"C{i}" for i, impl in enumerate(impl_order)}    # one colour per implementation
+    colors["copyto"] = "k"                                           # the memory ceiling
     for ax, okey in zip(axes.flat, ops):
         for impl in impl_order:
             for dt in dtypes:
                 rows = sorted((r for r in results if r["op"] == okey and r["impl"] == impl and r["dtype"] == dt),
                               key=lambda r: r["n"])
                 if rows:
-                    ax.plot([r["n"] for r in rows], [r["gelem_s"] for r in rows], styles[dt], marker="o",
-                            ms=3, color=colors[impl], label=f"{_TITLE[impl]} {dt}")
+                    ceiling = impl == "copyto"
+                    ax.plot([r["n"] for r in rows], [r["gelem_s"] for r in rows], ":" if ceiling else styles[dt],
+                            marker=None if ceiling else "o", ms=3, lw=1.2 if ceiling else 1.5,
+                            color=colors[impl], label=f"{_TITLE[impl]} {dt}" + (" (ceiling)" if ceiling else ""))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(OPS[okey].title)
         ax.set_xlabel("elements")
         ax.set_ylabel("Gelem/s")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(ops):]:
         ax.set_visible(False)
+    # one legend for all panels, below them: never over the data
+    handles, labels = {}, {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(6, len(handles)),
+               fontsize=8, frameon=False)
     fig.suptitle(f"gelu_ext {info['gelu_ext']} on {info['cpu']}, ISA {info['isa']}, "
                  f"{info['num_threads']} threads")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * math.ceil(len(handles) / 6), 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
