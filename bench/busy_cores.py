@@ -1,0 +1,199 @@
+"""Threads on a machine that is not ours alone (issue 12).
+
+Usage::
+
+    python bench/busy_cores.py [--spinners K] [--repeats R] [--n N]
+
+1. Busy cores: starts K spinner processes (default: one per CPU, so every
+   core is busy with another process), then times each op at N float32
+   elements with the default thread count and with one thread, interleaved
+   in this process, and prints speed(default) / speed(1 thread).  Issue 12
+   asks for >= 0.8 for every op.  The spinners are ended by PID and waited
+   for in a ``finally`` block, whatever happens.
+2. Concurrent callers (no spinners): 1, 2 and 4 Python threads each call
+   ``fast_gelu`` on their own N-element array; prints the total throughput
+   against one caller with all threads, and the most threads of this process
+   seen runnable at once (sampled from /proc/self/task, Linux only; the
+   sampling thread itself is not counted).
+
+This is a benchmark, not a test: it prints numbers and asserts nothing.
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+import gelu_ext
+
+SPIN = "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nwhile True: pass\n"
+
+
+def start_spinners(k):
+    return [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(k)]
+
+
+def stop_spinners(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def ops(n):
+    rng = np.random.default_rng(0)
+    x = rng.normal(scale=2, size=n).astype(np.float32)
+    g = rng.normal(size=n).astype(np.float32)
+    cols = 2048
+    x2 = x.reshape(-1, cols)
+    g2 = g.reshape(-1, cols)
+    b = rng.normal(size=cols).astype(np.float32)
+    out = np.empty_like(x)
+    out2 = out.reshape(-1, cols)
+    fg, fgg, rg = gelu_ext.fast_gelu, gelu_ext.fast_gelu_grad, gelu_ext.relu_grad
+    return [
+        ("exact GELU", lambda: fg(x, out=out)),
+        ("tanh GELU", lambda: fg(x, "tanh", out=out)),
+        ("exact GELU grad", lambda: fgg(x, g, out=out)),
+        ("tanh GELU grad", lambda: fgg(x, g, "tanh", out=out)),
+        ("bias+exact GELU (rows)", lambda: fg(x2, bias=b, out=out2)),
+        ("bias+exact grad (rows)", lambda: fgg(x2, g2, bias=b, out=out2)),
+        ("ReLU", lambda: gelu_ext.relu(x, out=out)),
+        ("ReLU grad", lambda: rg(x, g, out=out)),
+    ]
+
+
+def _time(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def busy_table(n, repeats):
+    """(name, median 1-thread s, median default s) per op, interleaved."""
+    rows = []
+    for name, f in ops(n):
+        t1, td = [], []
+        for _ in range(3):                                  # warm-up, both modes
+            gelu_ext.set_num_threads(1); f()
+            gelu_ext.set_num_threads(None); f()
+        for _ in range(repeats):
+            gelu_ext.set_num_threads(1)
+            t1.append(_time(f))
+            gelu_ext.set_num_threads(None)
+            td.append(_time(f))
+        rows.append((name, statistics.median(t1), statistics.median(td)))
+    gelu_ext.set_num_threads(None)
+    return rows
+
+
+class RunnableSampler(threading.Thread):
+    """Samples how many of this process's threads are in state R."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.most = 0
+        self.ok = os.path.isdir("/proc/self/task")
+
+    def run(self):
+        me = threading.get_native_id()
+        while self.ok and not self.stop.is_set():
+            r = 0
+            for tid in os.listdir("/proc/self/task"):
+                if int(tid) == me:
+                    continue
+                try:
+                    with open(f"/proc/self/task/{tid}/stat") as fh:
+                        if fh.read().rsplit(")", 1)[1].split()[0] == "R":
+                            r += 1
+                except OSError:
+                    pass
+            self.most = max(self.most, r)
+            time.sleep(0.0005)
+
+
+def callers_row(k, n, calls):
+    rng = np.random.default_rng(k)
+    xs = [rng.normal(size=n).astype(np.float32) for _ in range(k)]
+    outs = [np.empty_like(x) for x in xs]
+    barrier = threading.Barrier(k + 1)
+
+    def work(i):
+        barrier.wait()
+        for _ in range(calls):
+            gelu_ext.fast_gelu(xs[i], out=outs[i])
+
+    for i in range(k):                                      # warm-up
+        gelu_ext.fast_gelu(xs[i], out=outs[i])
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(k)]
+    sampler = RunnableSampler()
+    for t in threads:
+        t.start()
+    sampler.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    dt = time.perf_counter() - t0
+    sampler.stop.set()
+    sampler.join()
+    return k * calls * n / dt, (sampler.most if sampler.ok else None)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--spinners", type=int, default=os.cpu_count(),
+                   help="spinner processes for the busy-core table (default: one per CPU)")
+    p.add_argument("--repeats", type=int, default=21, help="interleaved repeats per op")
+    p.add_argument("--n", type=int, default=1 << 20, help="elements per call (float32)")
+    p.add_argument("--calls", type=int, default=60, help="calls per Python thread (callers table)")
+    p.add_argument("--skip-callers", action="store_true")
+    a = p.parse_args(argv)
+    if a.spinners < 0 or a.repeats < 1 or a.n < 2048 or a.n % 2048 or a.calls < 1:
+        p.error("need --spinners >= 0, --repeats >= 1, --calls >= 1 and --n a positive multiple of 2048")
+
+    cfg = gelu_ext.show_config(print_=False)
+    print(f"machine : {cfg['cpu']} ({platform.machine()}), {os.cpu_count()} logical CPUs")
+    print("gelu_ext: " + ", ".join(f"{k} {cfg[k]}" for k in cfg
+                                   if k not in ("cpu", "machine", "numpy", "compiled_isas")))
+    print(f"python {platform.python_version()}, numpy {np.__version__}; n = {a.n} float32; "
+          f"medians of {a.repeats} interleaved repeats")
+
+    procs = start_spinners(a.spinners)
+    try:
+        time.sleep(0.3)                                     # let them get going
+        rows = busy_table(a.n, a.repeats)
+    finally:
+        stop_spinners(procs)
+    print(f"\n== busy cores: {a.spinners} spinner processes on {os.cpu_count()} CPUs; "
+          f"default = {gelu_ext.get_num_threads()} threads ==")
+    print(f"{'op':<24}{'1 thread ms':>12}{'default ms':>12}{'speed default/1':>17}")
+    for name, t1, td in rows:
+        print(f"{name:<24}{t1 * 1e3:>12.3f}{td * 1e3:>12.3f}{t1 / td:>17.2f}")
+
+    if a.skip_callers:
+        return 0
+    print(f"\n== concurrent callers, idle machine: each Python thread calls fast_gelu "
+          f"{a.calls} times on its own array ==")
+    print(f"{'callers':>8}{'Gelem/s':>10}{'vs 1 caller':>13}{'max runnable':>14}")
+    base = None
+    for k in (1, 2, 4):
+        thr, most = callers_row(k, a.n, a.calls)
+        base = base or thr
+        print(f"{k:>8}{thr / 1e9:>10.3f}{thr / base:>13.2f}{'n/a' if most is None else most:>14}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
