@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 import gelu_ext
+from gelu_ext import _ufuncs
 
 SPIN = "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nwhile True: pass\n"
 
@@ -80,19 +81,22 @@ def _time(f):
 
 
 def busy_table(n, repeats):
-    """(name, median 1-thread s, median default s) per op, interleaved."""
+    """(name, median 1-thread s, median default s, pool counters) per op,
+    interleaved; the counters say how the default-thread calls ran."""
     rows = []
     for name, f in ops(n):
         t1, td = [], []
+        stats = getattr(_ufuncs, "_pool_stats", lambda reset=False: None)
         for _ in range(3):                                  # warm-up, both modes
             gelu_ext.set_num_threads(1); f()
             gelu_ext.set_num_threads(None); f()
+        stats(reset=True)
         for _ in range(repeats):
             gelu_ext.set_num_threads(1)
             t1.append(_time(f))
             gelu_ext.set_num_threads(None)
             td.append(_time(f))
-        rows.append((name, statistics.median(t1), statistics.median(td)))
+        rows.append((name, statistics.median(t1), statistics.median(td), stats()))
     gelu_ext.set_num_threads(None)
     return rows
 
@@ -155,7 +159,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--spinners", type=int, default=os.cpu_count(),
                    help="spinner processes for the busy-core table (default: one per CPU)")
-    p.add_argument("--repeats", type=int, default=21, help="interleaved repeats per op")
+    p.add_argument("--repeats", type=int, default=41, help="interleaved repeats per op")
     p.add_argument("--n", type=int, default=1 << 20, help="elements per call (float32)")
     p.add_argument("--calls", type=int, default=60, help="calls per Python thread (callers table)")
     p.add_argument("--skip-callers", action="store_true")
@@ -178,9 +182,11 @@ def main(argv=None):
         stop_spinners(procs)
     print(f"\n== busy cores: {a.spinners} spinner processes on {os.cpu_count()} CPUs; "
           f"default = {gelu_ext.get_num_threads()} threads ==")
-    print(f"{'op':<24}{'1 thread ms':>12}{'default ms':>12}{'speed default/1':>17}")
-    for name, t1, td in rows:
-        print(f"{name:<24}{t1 * 1e3:>12.3f}{td * 1e3:>12.3f}{t1 / td:>17.2f}")
+    print(f"{'op':<24}{'1 thread ms':>12}{'default ms':>12}{'speed default/1':>17}"
+          f"   default calls: threaded (stalled) / serial after a stall")
+    for name, t1, td, st in rows:
+        how = "" if st is None else f"{st['jobs']:>11} ({st['stalls']}) / {st['backoff']}"
+        print(f"{name:<24}{t1 * 1e3:>12.3f}{td * 1e3:>12.3f}{t1 / td:>17.2f}   {how}")
 
     if a.skip_callers:
         return 0

@@ -45,10 +45,10 @@ def set_num_threads(n):
     _ufuncs._set_num_threads(int(n))
 
 
-# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_BACKOFF_*_NS).
+# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_BACKOFF_*).
 _POOL = "gelu_ext's own pthreads pool (not OpenMP); one call at a time, a concurrent caller runs on its own thread"
 _WAIT = ("passive: spin 100 us, then sleep; after a call held up by a descheduled worker, "
-         "serial for 20 ms (doubling to 0.64 s)")
+         "the next 32-1024 large calls (at most 1 s) run serially")
 _AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 
 

@@ -53,20 +53,28 @@
 #include <signal.h>
 #include <sched.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #define GX_POOL_MAX 255         /* worker threads at most */
 /* Wait policy: a worker spins this long after a job for the next one, then
  * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
 #define GX_SPIN_NS 100000LL
-/* A job whose owner waited on a worker for more than a quarter of its own
- * time plus this is a stall: a worker was descheduled holding a chunk (the
- * cores are busy with other processes).  Calls then run on the caller alone
- * for GX_BACKOFF_MIN_NS, doubling at each further stall up to
- * GX_BACKOFF_MAX_NS, and back to the minimum after a threaded call that did
- * not stall. */
+/* A stall is a threaded call during which one of its threads lost its core
+ * to another thread (an involuntary context switch, getrusage RUSAGE_THREAD
+ * where it exists), or whose owner waited on a worker for more than a
+ * quarter of its own time plus GX_STALL_NS (a worker descheduled holding a
+ * chunk): the cores are busy with other processes, and a threaded call is
+ * exposed to it on every thread -- measured, such calls took 3-20x a serial
+ * one.  After a stall, the
+ * next gx_backoff threaded calls (or GX_BACKOFF_MAX_NS, whichever ends
+ * first, for rare calls) run on the caller alone; gx_backoff grows 4x per
+ * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
+ * threaded call a worker helped without a stall.  So on a busy machine one
+ * call in hundreds probes the threads, and on an idle one nothing changes. */
 #define GX_STALL_NS 50000LL
-#define GX_BACKOFF_MIN_NS 20000000LL
-#define GX_BACKOFF_MAX_NS 640000000LL
+#define GX_BACKOFF_MIN_CALLS 8
+#define GX_BACKOFF_MAX_CALLS 1024
+#define GX_BACKOFF_MAX_NS 1000000000LL
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GX_CPU_RELAX() __builtin_ia32_pause()
@@ -107,12 +115,15 @@ static long gx_gen;             /* job number, so a worker joins a job once;
                                  * also read without the lock by spinning workers */
 static int gx_sleeping;         /* workers asleep on gx_wake */
 static int gx_owner_sleeping;   /* the owner is asleep on gx_idle */
-static long long gx_serial_until, gx_backoff_ns = GX_BACKOFF_MIN_NS;   /* after a stall */
+static long long gx_stall_t;    /* time of the last stall; 0: not backing off */
+static long gx_stall_calls;     /* calls run serially since */
+static long gx_backoff = GX_BACKOFF_MIN_CALLS;
 static int gx_want;             /* workers the job may take */
 static int gx_joined;           /* workers inside the job now */
 static int gx_running;          /* threads computing large calls: callers + joined workers */
 static int gx_waiting;          /* callers sleeping for a slot */
 static int gx_job_nt;           /* the owner's thread count */
+static int gx_job_preempted;    /* a worker lost its core during the job */
 static gx_pool_fn gx_job_fn;
 static void *gx_job_ctx;
 static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
@@ -121,6 +132,17 @@ static gx_pool_intp gx_next;    /* next unclaimed chunk */
  * owner was held up (stalls), ns owners waited, most threads computing */
 static long long gx_t_open, gx_st_join_ns, gx_st_backoff;
 static long long gx_st_jobs, gx_st_helped, gx_st_stalls, gx_st_wait_ns, gx_st_max_running;
+
+/* Involuntary context switches of the calling thread so far: another thread
+ * took its core.  -1 where the system cannot say per thread. */
+static long gx_preemptions(void)
+{
+#if defined(RUSAGE_THREAD)
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) return ru.ru_nivcsw;
+#endif
+    return -1;
+}
 
 static long long gx_now_ns(void)
 {
@@ -198,14 +220,29 @@ static void *gx_worker(void *arg)
             gx_pool_fn fn = gx_job_fn;
             void *ctx = gx_job_ctx;
             gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
+            long pre;
             pthread_mutex_unlock(&gx_lk);
+            pre = gx_preemptions();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
+            pre = gx_preemptions() - pre;
             pthread_mutex_lock(&gx_lk);
+            if (pre > 0) gx_job_preempted = 1;
         }
         __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
         gx_running--;
-        if (gx_joined == 0 && gx_owner_sleeping) pthread_cond_signal(&gx_idle);
-        if (gx_waiting) pthread_cond_broadcast(&gx_slot);
+        {
+            /* signal after unlocking (as everywhere here): a woken thread
+             * that preempts us must not find the lock held, or it sleeps
+             * again until we are scheduled back -- measured on busy cores,
+             * that cost milliseconds per call */
+            int idle = gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
+            if (idle || slot) {
+                pthread_mutex_unlock(&gx_lk);
+                if (idle) pthread_cond_signal(&gx_idle);
+                if (slot) pthread_cond_broadcast(&gx_slot);
+                pthread_mutex_lock(&gx_lk);
+            }
+        }
     }
     return NULL;
 }
@@ -250,6 +287,9 @@ static void gx_atfork_child(void)
     gx_busy = gx_open = gx_sleeping = gx_owner_sleeping = 0;
     gx_joined = gx_running = gx_waiting = 0;
     gx_want = 0;
+    gx_stall_t = 0;                     /* the child judges its own machine share */
+    gx_stall_calls = 0;
+    gx_backoff = GX_BACKOFF_MIN_CALLS;
 }
 
 static void gx_init(void)
@@ -298,7 +338,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 {
     gx_pool_intp nchunks;
     long long helped_before = 0;
-    int own;
+    int own, wake = 0;
     if (chunk < 1) chunk = 1;
     nchunks = (n + chunk - 1) / chunk;
     if (nthreads <= 1 || nchunks <= 1) {
@@ -317,12 +357,13 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     gx_running++;
     if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
     own = !gx_busy;
-    if (own && gx_serial_until) {
-        if (gx_now_ns() < gx_serial_until) {
+    if (own && gx_stall_t) {
+        if (gx_stall_calls < gx_backoff && gx_now_ns() - gx_stall_t < GX_BACKOFF_MAX_NS) {
             own = 0;
+            gx_stall_calls++;
             gx_st_backoff++;
         } else {
-            gx_serial_until = 0;            /* try threads again */
+            gx_stall_t = 0;                 /* probe: try threads again */
         }
     }
     if (own) {
@@ -334,17 +375,20 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_job_chunk = chunk;
         gx_job_nchunks = nchunks;
         gx_job_nt = nthreads;
+        gx_job_preempted = 0;
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
         __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
         gx_grow(gx_want);
         gx_open = 1;
         gx_t_open = gx_now_ns();
         __atomic_store_n(&gx_gen, gx_gen + 1, __ATOMIC_RELEASE);   /* spinning workers */
-        if (gx_sleeping) pthread_cond_broadcast(&gx_wake);
+        wake = gx_sleeping > 0;
     }
     pthread_mutex_unlock(&gx_lk);
+    if (wake) pthread_cond_broadcast(&gx_wake);
 
     if (own) {
+        long pre = gx_preemptions();
         long long t0 = gx_now_ns(), t1, t2, own_ns;
         gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
         t1 = gx_now_ns();
@@ -365,20 +409,23 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         own_ns = t1 - t0;
         gx_st_jobs++;
         gx_st_wait_ns += t2 - t1;
-        if (t2 - t1 > own_ns / 4 + GX_STALL_NS) {
+        pre = gx_preemptions() - pre;
+        if (t2 - t1 > own_ns / 4 + GX_STALL_NS || pre > 0 || gx_job_preempted) {
             gx_st_stalls++;
-            gx_serial_until = t2 + gx_backoff_ns;
-            gx_backoff_ns = gx_backoff_ns * 2 > GX_BACKOFF_MAX_NS ? GX_BACKOFF_MAX_NS : gx_backoff_ns * 2;
+            gx_stall_t = t2;
+            gx_stall_calls = 0;
+            gx_backoff = gx_backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_backoff * 4;
         } else if (gx_st_helped != helped_before) {
-            gx_backoff_ns = GX_BACKOFF_MIN_NS;
+            gx_backoff = gx_backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_backoff / 2;
         }
     } else {
         fn(ctx, 0, n);              /* the pool works for another caller, or backs off */
         pthread_mutex_lock(&gx_lk);
     }
     gx_running--;
-    if (gx_waiting) pthread_cond_broadcast(&gx_slot);
+    wake = gx_waiting > 0;
     pthread_mutex_unlock(&gx_lk);
+    if (wake) pthread_cond_broadcast(&gx_slot);
 }
 
 #else   /* no pthreads: every call on the calling thread */
