@@ -1,7 +1,8 @@
-"""OpenMP threading: the result never depends on the thread count.
+"""Threading: the result never depends on the thread count.
 
-gx_kernels.c splits a large contiguous call into static blocks, so every
-element is computed by the same code whatever the number of threads; these
+gx_kernels.c cuts a large contiguous call into chunks that the threads of
+gx_pool.c take in whatever order they come, and every element is computed by
+the same code whichever thread takes it; these
 tests hold it to that bit for bit, including with the parallel threshold
 lowered so that small calls (and the chunked float16/strided paths) are split.
 They also check that the ufuncs are safe to call from several Python threads
