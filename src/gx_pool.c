@@ -71,9 +71,11 @@
  * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
  * threaded call a worker helped without a stall.  So on a busy machine one
  * call in hundreds probes the threads, and on an idle one nothing changes. */
+#ifndef GX_BACKOFF_MAX_CALLS          /* -DGX_BACKOFF_MAX_CALLS=0: never back off (race tests) */
+#define GX_BACKOFF_MAX_CALLS 1024
+#endif
 #define GX_STALL_NS 50000LL
 #define GX_BACKOFF_MIN_CALLS 8
-#define GX_BACKOFF_MAX_CALLS 1024
 #define GX_BACKOFF_MAX_NS 1000000000LL
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -102,8 +104,9 @@ static int gx_env_threads(void)
 static pthread_once_t gx_once = PTHREAD_ONCE_INIT;
 static int gx_default = 1;
 
-/* Everything below is guarded by gx_lk, except gx_next (atomic) and reads of
- * gx_waiting inside the chunk loop (atomic loads; written under gx_lk). */
+/* Everything below is guarded by gx_lk.  gx_next is only touched atomically;
+ * gx_gen, gx_joined and gx_waiting are written atomically under gx_lk
+ * because spinning threads and the chunk loop also read them unlocked. */
 static pthread_mutex_t gx_lk = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gx_wake = PTHREAD_COND_INITIALIZER;   /* workers: a job opened */
 static pthread_cond_t gx_idle = PTHREAD_COND_INITIALIZER;   /* owner: last worker left */
@@ -355,9 +358,10 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 
     pthread_mutex_lock(&gx_lk);
     if (gx_running >= nthreads) {
-        gx_waiting++;
+        /* atomic writes: workers read gx_waiting between chunks, unlocked */
+        __atomic_fetch_add(&gx_waiting, 1, __ATOMIC_RELAXED);
         while (gx_running >= nthreads) pthread_cond_wait(&gx_slot, &gx_lk);
-        gx_waiting--;
+        __atomic_fetch_sub(&gx_waiting, 1, __ATOMIC_RELAXED);
     }
     gx_running++;
     if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
@@ -420,6 +424,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
             gx_stall_t = t2;
             gx_stall_calls = 0;
             gx_backoff = gx_backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_backoff * 4;
+            if (GX_BACKOFF_MAX_CALLS == 0) gx_stall_t = 0;
         } else if (gx_st_helped != helped_before) {
             gx_backoff = gx_backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_backoff / 2;
         }
