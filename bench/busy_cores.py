@@ -174,8 +174,10 @@ def main(argv=None):
 
     cfg = gelu_ext.show_config(print_=False)
     print(f"machine : {cfg['cpu']} ({platform.machine()}), {os.cpu_count()} logical CPUs")
-    print("gelu_ext: " + ", ".join(f"{k} {cfg[k]}" for k in cfg
-                                   if k not in ("cpu", "machine", "numpy", "compiled_isas")))
+    print("gelu_ext: " + ", ".join(f"{k} {cfg[k]}" for k in
+                                   ("version", "isa", "num_threads", "parallel_threshold", "chunk", "openmp")
+                                   if k in cfg))
+    print(f"threads : {cfg.get('pool', 'OpenMP')}")
     print(f"python {platform.python_version()}, numpy {np.__version__}; n = {a.n} float32; "
           f"medians of {a.repeats} interleaved repeats")
 
@@ -195,7 +197,7 @@ def main(argv=None):
 
     if a.skip_callers:
         return 0
-    print(f"\n== concurrent callers, idle machine: each Python thread calls fast_gelu "
+    print(f"\n== concurrent callers, no spinners: each Python thread calls fast_gelu "
           f"{a.calls} times on its own array ==")
     print(f"{'callers':>8}{'Gelem/s':>10}{'vs 1 caller':>13}{'max computing':>15}{'max runnable':>14}")
     base = None
