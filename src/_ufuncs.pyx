@@ -43,6 +43,7 @@ cdef extern from "gx_kernels.h" nogil:
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
     gx_intp gx_get_chunk()
+    void gx_set_chunk(gx_intp n)
     void gx_set_parallel_threshold(gx_intp n)
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
@@ -285,6 +286,12 @@ def _default_num_threads():
 
 def _get_chunk():
     return gx_get_chunk()
+
+
+def _set_chunk(Py_ssize_t n):
+    """Elements a thread takes at a time (rounded down to a multiple of 64,
+    at least 64).  For tests and measurements; results never depend on it."""
+    gx_set_chunk(n)
 
 
 def _pool_stats(bint reset=False):

@@ -116,8 +116,9 @@ static gx_intp gx_threshold = 1 << 15;
  * start on cache lines when the arrays are aligned).  Small enough that a
  * 2^16-element call has 8 chunks to share and a thread that is descheduled
  * holds up little; large enough that taking one (an atomic add) costs
- * nothing next to computing it (~10 us for exact GELU). */
-#define GX_CHUNK ((gx_intp)8192)
+ * nothing next to computing it (~10 us for exact GELU).  Settable (private,
+ * _ufuncs._set_chunk) for tests and measurements. */
+static gx_intp gx_chunk = 8192;
 
 int gx_nin(int op) { return (op >= 0 && op < GX_NOPS) ? gx_nin_table[op] : 0; }
 
@@ -174,7 +175,8 @@ int gx_get_num_threads(void)
 void gx_set_num_threads(int n) { gx_num_threads = n > 0 ? n : 0; }
 gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
 void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
-gx_intp gx_get_chunk(void) { return GX_CHUNK; }
+gx_intp gx_get_chunk(void) { return gx_chunk; }
+void gx_set_chunk(gx_intp n) { gx_chunk = n >= 64 ? n & ~(gx_intp)63 : 64; }
 
 /* NumPy turns the FP status flags a loop leaves into warnings.  The kernels'
  * intermediate steps may raise some that say nothing about the result (an
@@ -249,7 +251,7 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
     } else {
         gx_job j;
         gx_job_init(&j, op, dt, in, out, 0);
-        gx_pool_run(gx_run_flat, &j, n, GX_CHUNK, nt);
+        gx_pool_run(gx_run_flat, &j, n, gx_chunk, nt);
     }
     gx_clear_fp_flags();
 }
@@ -260,8 +262,9 @@ void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
     gx_init_tables();
     gx_job j;
     gx_job_init(&j, op, dt, in, out, cols);
-    /* whole rows per chunk, about GX_CHUNK elements */
-    gx_intp chunk_rows = cols >= GX_CHUNK ? 1 : GX_CHUNK / cols;
+    /* whole rows per chunk, about gx_chunk elements */
+    const gx_intp chunk = gx_chunk;
+    gx_intp chunk_rows = cols >= chunk ? 1 : chunk / cols;
     gx_pool_run(gx_run_rows, &j, rows, chunk_rows, gx_threads_for(op, rows * cols));
     gx_clear_fp_flags();
 }

@@ -58,6 +58,7 @@ void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
+void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */
 
 /* Run op over n contiguous elements, threaded above the threshold. */
 void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n);
