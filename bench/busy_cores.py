@@ -7,7 +7,9 @@ Usage::
 1. Busy cores: starts K spinner processes (default: one per CPU, so every
    core is busy with another process), then times each op at N float32
    elements with the default thread count and with one thread, interleaved
-   in this process, and prints speed(default) / speed(1 thread).  Issue 12
+   in this process (samples of >= 20 ms of back-to-back calls, the mode
+   that goes first drawn at random), and prints speed(default) /
+   speed(1 thread).  Issue 12
    asks for >= 0.8 for every op.  The spinners are ended by PID and waited
    for in a ``finally`` block, whatever happens.
 2. Concurrent callers (no spinners): 1, 2 and 4 Python threads each call
@@ -34,6 +36,7 @@ import numpy as np
 import gelu_ext
 from gelu_ext import _ufuncs
 
+SAMPLE_S = 0.02
 SPIN = "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nwhile True: pass\n"
 
 
@@ -76,28 +79,38 @@ def ops(n):
     ]
 
 
-def _time(f):
+def _time(f, loops=1):
+    """Seconds per call over ``loops`` back-to-back calls."""
     t0 = time.perf_counter()
-    f()
-    return time.perf_counter() - t0
+    for _ in range(loops):
+        f()
+    return (time.perf_counter() - t0) / loops
 
 
 def busy_table(n, repeats):
     """(name, median 1-thread s, median default s, pool counters) per op,
     interleaved; the counters say how the default-thread calls ran."""
     rows = []
+    order = np.random.default_rng(12)
     for name, f in ops(n):
         t1, td = [], []
         stats = getattr(_ufuncs, "_pool_stats", lambda reset=False: None)
         for _ in range(3):                                  # warm-up, both modes
-            gelu_ext.set_num_threads(1); f()
             gelu_ext.set_num_threads(None); f()
+            gelu_ext.set_num_threads(1); f()
+        # A sample is the mean of `loops` calls (>= SAMPLE_S): next to busy
+        # cores single ~1 ms calls are either untouched or preempted for a
+        # whole time slice, often every other call, so a median of single
+        # calls flips between the two; blocks average over the slices.
+        loops = max(1, min(1000, int(SAMPLE_S / min(_time(f) for _ in range(3)))))
         stats(reset=True)
-        for _ in range(repeats):
-            gelu_ext.set_num_threads(1)
-            t1.append(_time(f))
-            gelu_ext.set_num_threads(None)
-            td.append(_time(f))
+        for r in range(repeats):
+            # which mode goes first is drawn at random: on a loaded machine
+            # a fixed order can fall into step with the scheduler's slices
+            # and hand every preempted call to one mode
+            for threads in ((1, None) if order.random() < 0.5 else (None, 1)):
+                gelu_ext.set_num_threads(threads)
+                (t1 if threads == 1 else td).append(_time(f, loops))
         rows.append((name, statistics.median(t1), statistics.median(td), stats()))
     gelu_ext.set_num_threads(None)
     return rows
@@ -164,7 +177,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--spinners", type=int, default=os.cpu_count(),
                    help="spinner processes for the busy-core table (default: one per CPU)")
-    p.add_argument("--repeats", type=int, default=41, help="interleaved repeats per op")
+    p.add_argument("--repeats", type=int, default=21, help="interleaved samples per op and mode")
     p.add_argument("--n", type=int, default=1 << 20, help="elements per call (float32)")
     p.add_argument("--calls", type=int, default=60, help="calls per Python thread (callers table)")
     p.add_argument("--skip-callers", action="store_true")
@@ -179,7 +192,7 @@ def main(argv=None):
                                    if k in cfg))
     print(f"threads : {cfg.get('pool', 'OpenMP')}")
     print(f"python {platform.python_version()}, numpy {np.__version__}; n = {a.n} float32; "
-          f"medians of {a.repeats} interleaved repeats")
+          f"medians of {a.repeats} interleaved samples of >= {SAMPLE_S * 1e3:g} ms")
 
     procs = start_spinners(a.spinners)
     try:
