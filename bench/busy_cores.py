@@ -179,11 +179,12 @@ def main(argv=None):
                    help="spinner processes for the busy-core table (default: one per CPU)")
     p.add_argument("--repeats", type=int, default=21, help="interleaved samples per op and mode")
     p.add_argument("--n", type=int, default=1 << 20, help="elements per call (float32)")
-    p.add_argument("--calls", type=int, default=60, help="calls per Python thread (callers table)")
+    p.add_argument("--calls", type=int, default=20, help="calls per Python thread and round (callers table)")
+    p.add_argument("--rounds", type=int, default=9, help="rounds of the callers table (medians)")
     p.add_argument("--skip-callers", action="store_true")
     a = p.parse_args(argv)
-    if a.spinners < 0 or a.repeats < 1 or a.n < 2048 or a.n % 2048 or a.calls < 1:
-        p.error("need --spinners >= 0, --repeats >= 1, --calls >= 1 and --n a positive multiple of 2048")
+    if a.spinners < 0 or a.repeats < 1 or a.n < 2048 or a.n % 2048 or a.calls < 1 or a.rounds < 1:
+        p.error("need --spinners >= 0, --repeats, --calls, --rounds >= 1 and --n a positive multiple of 2048")
 
     cfg = gelu_ext.show_config(print_=False)
     print(f"machine : {cfg['cpu']} ({platform.machine()}), {os.cpu_count()} logical CPUs")
@@ -211,14 +212,23 @@ def main(argv=None):
     if a.skip_callers:
         return 0
     print(f"\n== concurrent callers, no spinners: each Python thread calls fast_gelu "
-          f"{a.calls} times on its own array ==")
+          f"{a.calls} times on its own array; medians of {a.rounds} rounds ==")
     print(f"{'callers':>8}{'Gelem/s':>10}{'vs 1 caller':>13}{'max computing':>15}{'max runnable':>14}")
-    base = None
-    for k in (1, 2, 4):
-        thr, comp, most = callers_row(k, a.n, a.calls)
-        base = base or thr
-        print(f"{k:>8}{thr / 1e9:>10.3f}{thr / base:>13.2f}{'n/a' if comp is None else comp:>15}"
-              f"{'n/a' if most is None else most:>14}")
+    ks = (1, 2, 4)
+    thr = {k: [] for k in ks}
+    comp, most = {k: 0 for k in ks}, {k: 0 for k in ks}
+    order = np.random.default_rng(7)
+    for _ in range(a.rounds):                   # rounds of every k, in random order
+        for k in order.permutation(ks):
+            t, c, m = callers_row(int(k), a.n, a.calls)
+            thr[k].append(t)
+            comp[k] = None if c is None else max(comp[k], c)
+            most[k] = None if m is None else max(most[k], m)
+    base = statistics.median(thr[1])
+    for k in ks:
+        med = statistics.median(thr[k])
+        print(f"{k:>8}{med / 1e9:>10.3f}{med / base:>13.2f}{'n/a' if comp[k] is None else comp[k]:>15}"
+              f"{'n/a' if most[k] is None else most[k]:>14}")
     return 0
 
 
