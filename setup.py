@@ -11,36 +11,19 @@ Flags and why:
 - ISA variants (baseline, AVX2+FMA, AVX-512) are compiled from the same source
   inside src/gx_kernels.c and chosen at run time; set GELU_EXT_MARCH_NATIVE=1
   to add -march=native for a build that only runs on this CPU.
-- OpenMP is probed; without it the build warns and every call runs serially.
+- Threads come from our own pthreads pool (src/gx_pool.c: survives fork,
+  waits passively, shares work in chunks), not OpenMP, so nothing is probed;
+  where pthreads are missing, or with GELU_EXT_NO_THREADS=1, every call runs
+  on the calling thread.
+  -fopenmp-simd only honours `#pragma omp simd` hints (no runtime library).
 - GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (see README).
 """
 import os
 import sys
-import shutil
-import tempfile
-import warnings
-import subprocess
-import sysconfig
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
-
-
-def _compiler_accepts(flags):
-    """True if the C compiler builds and links a tiny OpenMP program with flags."""
-    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
-    tmp = tempfile.mkdtemp()
-    try:
-        src = os.path.join(tmp, "probe.c")
-        with open(src, "w") as f:
-            f.write("#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
-        cmd = cc.split() + [src, "-o", os.path.join(tmp, "probe")] + flags
-        return subprocess.run(cmd, capture_output=True).returncode == 0
-    except OSError:
-        return False
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 compile_args = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
@@ -55,20 +38,22 @@ if os.environ.get("GELU_EXT_SANITIZE") == "1":
     compile_args = [a for a in compile_args if a != "-O3"] + ["-O1", "-g"] + san
     link_args += san
 
-if os.environ.get("GELU_EXT_NO_OPENMP") != "1" and _compiler_accepts(["-fopenmp"]):
-    compile_args.append("-fopenmp")
-    link_args.append("-fopenmp")
-else:
-    warnings.warn("gelu_ext: building without OpenMP; every call will run on one thread")
+define_macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
+if os.environ.get("GELU_EXT_NO_THREADS") == "1":
+    define_macros.append(("GX_POOL_SERIAL", "1"))       # every call on the calling thread
+elif sys.platform != "win32":
+    # the thread pool (src/gx_pool.c); without pthreads it runs serially
+    compile_args.append("-pthread")
+    link_args.append("-pthread")
 
 extensions = [
     Extension(
         "gelu_ext._ufuncs",
-        sources=["src/_ufuncs.pyx", "src/gx_kernels.c"],
-        depends=["src/gx_ops.h", "src/gx_kernels.h", "src/gx_kernels_impl.h", "src/gx_math.h",
+        sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c"],
+        depends=["src/gx_ops.h", "src/gx_kernels.h", "src/gx_kernels_impl.h", "src/gx_math.h", "src/gx_pool.h",
                  "src/gx_lut.h", "src/gx_lut_simd.h", "src/gx_lut_tables.h"],
         include_dirs=[np.get_include(), "src"],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+        define_macros=define_macros,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     ),

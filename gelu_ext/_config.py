@@ -1,4 +1,4 @@
-"""Run-time configuration: which ISA path runs, OpenMP threads."""
+"""Run-time configuration: which ISA path runs, threads (our own pool, src/gx_pool.c)."""
 import os
 import platform
 import warnings
@@ -29,19 +29,27 @@ def _apply_env_isa():
 
 
 def get_num_threads():
-    """Threads a large call uses (``set_num_threads`` or OpenMP's default,
-    which follows OMP_NUM_THREADS and threadpoolctl limits)."""
+    """Threads a large call uses: ``set_num_threads``'s value, else the
+    default -- OMP_NUM_THREADS if set to a positive integer when gelu_ext
+    first needed it, else the CPUs this process may run on."""
     return _ufuncs._get_num_threads()
 
 
 def set_num_threads(n):
     """Use ``n`` threads for large calls; ``0`` or ``None`` restores the
-    OpenMP default.  Results are bit-identical whatever the count."""
+    default.  Results are bit-identical whatever the count."""
     if n is None:
         n = 0
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer or None, got {n!r}")
     _ufuncs._set_num_threads(int(n))
+
+
+# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_BACKOFF_*).
+_POOL = "gelu_ext's own pthreads pool (not OpenMP); one call at a time, a concurrent caller runs on its own thread"
+_WAIT = ("passive: spin 100 us, then sleep; after a call held up by a descheduled worker, "
+         "the next 32-1024 large calls (at most 1 s) run serially")
+_AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 
 
 def _config():
@@ -51,8 +59,14 @@ def _config():
         "best_isa": _ufuncs._best_isa(),
         "compiled_isas": list(_ufuncs._compiled_isas()),
         "openmp": _ufuncs._openmp(),
+        "pool": _POOL if _ufuncs._pool_threaded() else "none (built without threads): serial",
+        "wait_policy": _WAIT if _ufuncs._pool_threaded() else "-",
         "num_threads": get_num_threads(),
+        "default_threads": _ufuncs._default_num_threads(),
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
+        "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
+        "chunk": _ufuncs._get_chunk(),
+        "after_fork": _AFTER_FORK if _ufuncs._pool_threaded() else "serial, like the parent",
         "machine": platform.machine(),
         "cpu": _cpu_model(),
         "numpy": np.__version__,
@@ -72,7 +86,11 @@ def _cpu_model():
 
 def show_config(print_=True):
     """Print (and return as a dict) the build and run-time configuration:
-    the ISA path in use, the best one this CPU runs, OpenMP and threads."""
+    the ISA path in use, the best one this CPU runs, and what governs
+    threads: the pool, its wait policy, the thread count and its default,
+    the thresholds (calls below ``parallel_threshold`` elements, ReLU below
+    ``relu_parallel_threshold``, per thread never split), the chunk a thread
+    takes at a time, and what a forked child gets."""
     cfg = _config()
     if print_:
         width = max(map(len, cfg))

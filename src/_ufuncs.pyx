@@ -26,6 +26,12 @@ from libc.string cimport memcpy
 cnp.import_array()
 cnp.import_ufunc()
 
+cdef extern from "gx_pool.h" nogil:
+    int gx_pool_default_threads()
+    int gx_pool_threaded()
+    int gx_pool_workers()
+    void gx_pool_stats(long long out[7], int reset)
+
 cdef extern from "gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
     enum: GX_NOPS
@@ -43,6 +49,8 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
+    gx_intp gx_get_chunk()
+    void gx_set_chunk(gx_intp n)
     void gx_set_parallel_threshold(gx_intp n)
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
@@ -253,6 +261,37 @@ def _set_isa(name):
 
 def _openmp():
     return bool(gx_openmp())
+
+
+def _pool_threaded():
+    """True if built with the pthreads pool (else every call is serial)."""
+    return bool(gx_pool_threaded())
+
+
+def _pool_workers():
+    """Worker threads alive now (0 until the first threaded call)."""
+    return gx_pool_workers()
+
+
+def _default_num_threads():
+    return gx_pool_default_threads() if gx_pool_threaded() else 1
+
+
+def _get_chunk():
+    return gx_get_chunk()
+
+
+def _set_chunk(Py_ssize_t n):
+    """Elements a thread takes at a time (rounded down to a multiple of 64,
+    at least 64).  For tests and measurements; results never depend on it."""
+    gx_set_chunk(n)
+
+
+def _pool_stats(bint reset=False):
+    """Pool counters (see gx_pool.h) as a dict; ``reset`` zeroes them."""
+    cdef long long v[7]
+    gx_pool_stats(v, reset)
+    return {"jobs": v[0], "helped": v[1], "stalls": v[2], "wait_ns": v[3], "max_running": v[4], "join_ns": v[5], "backoff": v[6]}
 
 
 def _get_num_threads():

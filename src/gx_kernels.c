@@ -1,7 +1,8 @@
 /*
  * gx_kernels.c -- compiles the kernels of gx_kernels_impl.h once per
  * instruction set, picks one at run time from the CPU's features, and runs a
- * contiguous call on OpenMP threads when it is large enough to pay for them.
+ * contiguous call on gelu_ext's thread pool (gx_pool.c) when it is large
+ * enough to pay for threads.
  *
  * Design:
  * - Run-time dispatch, not -march=native: the same wheel runs on any x86-64
@@ -10,18 +11,17 @@
  * - Every path performs the same IEEE operations (the build turns off FP
  *   contraction), so all paths give the same bits; the tests check each path
  *   against the reference anyway (GELU_EXT_ISA / gelu_ext._set_isa).
- * - Threads split the array into contiguous blocks with a static schedule, so
- *   the result does not depend on the thread count.
+ * - Threads take fixed-size chunks of the array (whole rows for the fused-bias
+ *   row driver) from a shared counter; every element is computed by the same
+ *   kernel code whichever thread takes its chunk, so the result does not
+ *   depend on the thread count or on the schedule.
  */
 #include "gx_kernels.h"
 #include "gx_math.h"
 #include "gx_lut.h"
+#include "gx_pool.h"
 
 #include <fenv.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* For the float32 kernels that split an array between the table formula and
  * the general one (GX_SPLIT): trailing zeros and set bits of a 64-bit mask. */
@@ -131,6 +131,13 @@ static int gx_num_threads = 0;
  * parallel region costs a few microseconds, more than the work it splits.
  * ReLU is memory-bound and needs far more elements to gain. */
 static gx_intp gx_threshold = 1 << 15;
+/* Elements per chunk a thread takes at a time (a multiple of 64, so chunks
+ * start on cache lines when the arrays are aligned).  Small enough that a
+ * 2^16-element call has 8 chunks to share and a thread that is descheduled
+ * holds up little; large enough that taking one (an atomic add) costs
+ * nothing next to computing it (~10 us for exact GELU).  Settable (private,
+ * _ufuncs._set_chunk) for tests and measurements. */
+static gx_intp gx_chunk = 8192;
 
 int gx_compiled_isa(int isa)
 {
@@ -185,27 +192,19 @@ int gx_set_isa(int isa)
     return 0;
 }
 
-int gx_openmp(void)
-{
-#ifdef _OPENMP
-    return 1;
-#else
-    return 0;
-#endif
-}
+int gx_openmp(void) { return 0; }   /* threads come from gx_pool.c, not OpenMP */
 
 int gx_get_num_threads(void)
 {
-#ifdef _OPENMP
-    return gx_num_threads > 0 ? gx_num_threads : omp_get_max_threads();
-#else
-    return 1;
-#endif
+    if (!gx_pool_threaded()) return 1;
+    return gx_num_threads > 0 ? gx_num_threads : gx_pool_default_threads();
 }
 
 void gx_set_num_threads(int n) { gx_num_threads = n > 0 ? n : 0; }
 gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
 void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
+gx_intp gx_get_chunk(void) { return gx_chunk; }
+void gx_set_chunk(gx_intp n) { gx_chunk = n >= 64 ? n & ~(gx_intp)63 : 64; }
 
 /* NumPy turns the FP status flags a loop leaves into warnings.  The kernels'
  * intermediate steps may raise some that say nothing about the result (an
@@ -230,37 +229,58 @@ static int gx_threads_for(int op, gx_intp n)
     return nt;
 }
 
+/* One call's work for the pool: ranges of elements (gx_run_flat) or of
+ * rows (gx_run_rows, where the last input is the bias row). */
+typedef struct {
+    gx_kernel k;
+    int nin;
+    size_t isz;
+    const void *in[3];
+    void *out;
+    gx_intp cols;
+} gx_job;
+
+static void gx_run_flat(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
+{
+    const gx_job *j = (const gx_job *)ctx;
+    const void *p[3] = {0, 0, 0};
+    for (int i = 0; i < j->nin; i++) p[i] = (const char *)j->in[i] + lo * j->isz;
+    j->k(p, (char *)j->out + lo * j->isz, hi - lo);
+}
+
+static void gx_run_rows(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
+{
+    const gx_job *j = (const gx_job *)ctx;
+    const gx_intp step = j->cols * (gx_intp)j->isz;
+    for (gx_intp r = lo; r < hi; r++) {
+        const void *p[3] = {0, 0, 0};
+        for (int i = 0; i < j->nin - 1; i++) p[i] = (const char *)j->in[i] + r * step;
+        p[j->nin - 1] = j->in[j->nin - 1];          /* the bias row, reused */
+        j->k(p, (char *)j->out + r * step, j->cols);
+    }
+}
+
+static void gx_job_init(gx_job *j, int op, int dt, const void *const *in, void *out, gx_intp cols)
+{
+    j->k = gx_active[op][dt];
+    j->nin = gx_nin_table[op];
+    j->isz = gx_itemsize(dt);
+    for (int i = 0; i < 3; i++) j->in[i] = i < j->nin ? in[i] : NULL;
+    j->out = out;
+    j->cols = cols;
+}
+
 void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
 {
     gx_init_tables();
-    gx_kernel k = gx_active[op][dt];
     int nt = gx_threads_for(op, n);
     if (nt <= 1) {
-        k(in, out, n);
-        gx_clear_fp_flags();
-        return;
+        gx_active[op][dt](in, out, n);
+    } else {
+        gx_job j;
+        gx_job_init(&j, op, dt, in, out, 0);
+        gx_pool_run(gx_run_flat, &j, n, gx_chunk, nt);
     }
-#ifdef _OPENMP
-    {
-        const int nin = gx_nin_table[op];
-        const size_t isz = gx_itemsize(dt);
-        /* blocks rounded to 64 elements keep each thread's stores on whole
-         * cache lines when the arrays are aligned */
-        const gx_intp block = ((n + nt - 1) / nt + 63) & ~(gx_intp)63;
-        #pragma omp parallel for num_threads(nt) schedule(static, 1)
-        for (int t = 0; t < nt; t++) {
-            gx_intp lo = (gx_intp)t * block;
-            gx_intp hi = lo + block < n ? lo + block : n;
-            if (lo < hi) {
-                const void *p[3] = {0, 0, 0};
-                for (int j = 0; j < nin; j++) p[j] = (const char *)in[j] + lo * isz;
-                k(p, (char *)out + lo * isz, hi - lo);
-            }
-        }
-    }
-#else
-    k(in, out, n);
-#endif
     gx_clear_fp_flags();
 }
 
@@ -268,17 +288,12 @@ void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
                         gx_intp rows, gx_intp cols)
 {
     gx_init_tables();
-    gx_kernel k = gx_active[op][dt];
-    const int nin = gx_nin_table[op];
-    const size_t isz = gx_itemsize(dt);
-    const int nt = gx_threads_for(op, rows * cols);
-    #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (gx_intp r = 0; r < rows; r++) {
-        const void *p[3] = {0, 0, 0};
-        for (int j = 0; j < nin - 1; j++) p[j] = (const char *)in[j] + r * cols * isz;
-        p[nin - 1] = in[nin - 1];                   /* the bias row, reused */
-        k(p, (char *)out + r * cols * isz, cols);
-    }
+    gx_job j;
+    gx_job_init(&j, op, dt, in, out, cols);
+    /* whole rows per chunk, about gx_chunk elements */
+    const gx_intp chunk = gx_chunk;
+    gx_intp chunk_rows = cols >= chunk ? 1 : chunk / cols;
+    gx_pool_run(gx_run_rows, &j, rows, chunk_rows, gx_threads_for(op, rows * cols));
     gx_clear_fp_flags();
 }
 

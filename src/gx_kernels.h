@@ -1,7 +1,7 @@
 /*
  * gx_kernels.h -- the array kernels behind the ufuncs: one contiguous kernel
  * per (operation, dtype, instruction set), a table that picks the instruction
- * set at run time, and the OpenMP driver.  Used by src/_ufuncs.pyx.
+ * set at run time, and the threaded driver (threads from gx_pool.c).  Used by src/_ufuncs.pyx.
  */
 #ifndef GX_KERNELS_H
 #define GX_KERNELS_H
@@ -26,11 +26,13 @@ int gx_compiled_isa(int isa);   /* 1 if this build has the path */
 int gx_get_isa(void);
 int gx_set_isa(int isa);        /* returns 0, or -1 if unavailable */
 
-int gx_openmp(void);            /* 1 if built with OpenMP */
+int gx_openmp(void);            /* 0: threads come from gx_pool.c, not OpenMP */
 int gx_get_num_threads(void);   /* threads a large call will use */
-void gx_set_num_threads(int n); /* 0: follow omp_get_max_threads() */
+void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
+gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
+void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */
 
 /* Run op over n contiguous elements, threaded above the threshold. */
 void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n);

@@ -1,9 +1,9 @@
 """Concurrency (issue 7).
 
 1. Eight Python threads call every function on shared read-only inputs, each
-   with its own outputs, while they keep changing the OpenMP thread count
+   with its own outputs, while they keep changing the thread count
    (1, 2, None); every result must be bit-identical to a serial run.  The
-   large operands take the OpenMP path, the small and strided ones the
+   large operands take the thread pool, the small and strided ones the
    calling thread, float16 the widening loop.
 2. The kernels release the GIL: while one thread runs a long call, a second
    Python thread keeps running.  No timing thresholds: the second thread
@@ -31,7 +31,7 @@ THREAD_COUNTS = (1, 2, None)
 
 def _shared_inputs():
     rng = np.random.default_rng(2024)
-    big = (1 << 16) + 5          # > 2 x the default parallel threshold: OpenMP blocks
+    big = (1 << 16) + 5          # > 2 x the default parallel threshold: threaded
     arrs = {
         "x": rng.normal(scale=4, size=big).astype(np.float32),
         "g": rng.normal(size=big).astype(np.float32),

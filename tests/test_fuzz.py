@@ -5,7 +5,7 @@ Each generated example is a call with random dtypes, shapes (0-d, empty, up to
 loop), layouts (Fortran, strided, negative strides, zero-stride broadcasts,
 byte-swapped, unaligned), ``out=`` forms (none, given, larger, in place,
 partially overlapping, another float dtype, ``where=``), ISA path, thread count
-and parallel threshold (lowered so that tiny arrays take the OpenMP path).
+and parallel threshold (lowered so that tiny arrays take the threaded path).
 At most one fault is injected (unsupported input dtype, non-broadcasting
 bias/grad, wrong out shape, wrong out dtype, read-only out).
 

@@ -10,7 +10,7 @@ exception or traceback, a malloc in the C kernels -- grows by a multiple of
 per call exceeds them, while allocator noise stays far below.
 
 The arrays are small, so every call stays on the calling thread: on a shared
-2-core machine an OpenMP region per call costs up to a millisecond, and the
+2-core machine a threaded region per call costs up to a millisecond, and the
 threaded path is exercised by test_concurrency.py and the fuzz tests.
 """
 import gc

@@ -1,7 +1,8 @@
-"""OpenMP threading: the result never depends on the thread count.
+"""Threading: the result never depends on the thread count.
 
-gx_kernels.c splits a large contiguous call into static blocks, so every
-element is computed by the same code whatever the number of threads; these
+gx_kernels.c cuts a large contiguous call into chunks that the threads of
+gx_pool.c take in whatever order they come, and every element is computed by
+the same code whichever thread takes it; these
 tests hold it to that bit for bit, including with the parallel threshold
 lowered so that small calls (and the chunked float16/strided paths) are split.
 They also check that the ufuncs are safe to call from several Python threads
@@ -119,3 +120,40 @@ def test_concurrent_python_threads_get_the_serial_result(spec):
         got = list(pool.map(lambda a: spec.ufunc(*a), arrays * 2))
     for g, w in zip(got, want * 2):
         assert_same_bits(g, w, spec.name)
+
+
+@pytest.mark.parametrize("chunk", [64, 192, 8192 + 64], ids=lambda c: f"chunk{c}")
+@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def test_chunk_size_does_not_change_bits(spec, chunk):
+    args = operands(spec, np.float32, n=3 * 4099, seed=3)
+    gelu_ext.set_num_threads(1)
+    want = spec.ufunc(*args)
+    gelu_ext.set_num_threads(3)
+    _ufuncs._set_parallel_threshold(1)
+    old = _ufuncs._get_chunk()
+    _ufuncs._set_chunk(chunk)
+    try:
+        assert_same_bits(spec.ufunc(*args), want, spec.name)
+    finally:
+        _ufuncs._set_chunk(old)
+
+
+@pytest.mark.parametrize("chunk", [64, 8192 + 64], ids=lambda c: f"chunk{c}")
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_bias_row_driver_chunks_do_not_change_bits(approximate, chunk):
+    rng = np.random.default_rng(4)
+    x = rng.normal(scale=4, size=(333, 100)).astype(np.float32)   # rows x cols, C order
+    g = rng.normal(size=x.shape).astype(np.float32)
+    b = rng.normal(size=100).astype(np.float32)
+    gelu_ext.set_num_threads(1)
+    want = (gelu_ext.fast_gelu(x, approximate, bias=b), gelu_ext.fast_gelu_grad(x, g, approximate, bias=b))
+    gelu_ext.set_num_threads(3)
+    _ufuncs._set_parallel_threshold(1)
+    old = _ufuncs._get_chunk()
+    _ufuncs._set_chunk(chunk)
+    try:
+        got = (gelu_ext.fast_gelu(x, approximate, bias=b), gelu_ext.fast_gelu_grad(x, g, approximate, bias=b))
+    finally:
+        _ufuncs._set_chunk(old)
+    for a, w in zip(got, want):
+        assert_same_bits(a, w, f"bias rows {approximate}")

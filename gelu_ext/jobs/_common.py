@@ -194,7 +194,7 @@ def header_lines(info):
     lines = [
         f"machine : {info['cpu']} ({info['machine']}), {info['logical_cpus']} logical CPUs; caches {caches}",
         f"gelu_ext: {info['gelu_ext']}, ISA path {info['isa']} (best {info['best_isa']}, compiled "
-        f"{', '.join(info['compiled_isas'])}), OpenMP {'on' if info['openmp'] else 'off'}, "
+        f"{', '.join(info['compiled_isas'])}), "
         f"threads {info['num_threads']}, parallel threshold {info['parallel_threshold']}",
         f"versions: python {info['python']}, {vers}",
     ]

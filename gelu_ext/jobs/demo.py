@@ -38,7 +38,7 @@ def main(argv=None):
 
     cfg = gelu_ext.show_config(print_=False)
     print(f"gelu_ext {cfg['version']} on {cfg['cpu']} ({cfg['machine']}), kernels: {cfg['isa']}, "
-          f"OpenMP: {cfg['openmp']}, threads: {cfg['num_threads']}, NumPy {cfg['numpy']}")
+          f"threads: {cfg['num_threads']}, NumPy {cfg['numpy']}")
     print()
     pts = np.array([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0])
     print(f"{'x':>6} {'ReLU':>8} {'GELU':>12} {'tanh-GELU':>12} {'Phi(x)=GELU/x':>14}")

@@ -1,0 +1,461 @@
+/*
+ * gx_pool.c -- gelu_ext's own thread pool (issue 12), replacing OpenMP.
+ *
+ * Design (each point answers a failure measured with libgomp):
+ * - fork(): GNU libgomp's pool does not survive fork, so a child hung on its
+ *   first threaded call.  Here pthread_atfork's prepare handler takes the
+ *   pool lock (so no thread is half-way through changing the pool's state),
+ *   the parent handler releases it, and the child handler forgets the
+ *   workers (they do not exist in the child), resets the state and the
+ *   synchronisation objects; the child starts its own workers on its first
+ *   threaded call, as the parent did.  A call in flight in another parent
+ *   thread carries on in the parent; the child never waits for it.
+ * - Busy cores: workers sleep on a condition variable (passive wait: no
+ *   spinning), and the work is cut into chunks taken from an atomic counter
+ *   by the caller and the workers alike.  A worker that is descheduled, or
+ *   wakes late, simply takes fewer chunks; the caller never waits for a
+ *   thread that has not started, only for chunks already being computed.
+ * - Callers that are threads themselves: one job at a time owns the pool.
+ *   Every thread computing a large call (callers and workers) holds a
+ *   "slot"; a caller that finds nthreads slots taken sleeps until one frees,
+ *   and a worker gives its slot up after its current chunk when a caller is
+ *   waiting.  A caller that finds the pool owned by another job runs its
+ *   call on its own thread.  So our runnable threads never exceed the thread
+ *   count, and k callers keep the cores as busy as one caller with all
+ *   threads.
+ * - Results cannot depend on this: each item is computed by the same code
+ *   whichever thread takes its chunk.
+ * Without pthreads (or a GNU-compatible compiler for the atomics), or built
+ * with GX_POOL_SERIAL (GELU_EXT_NO_THREADS=1), every call runs on the
+ * calling thread.
+ */
+#if !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1           /* sched_getaffinity, CPU_COUNT */
+#endif
+#include "gx_pool.h"
+
+#include <stdlib.h>
+
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
+#include <unistd.h>
+#endif
+
+#if !defined(GX_POOL_SERIAL) && defined(_POSIX_THREADS) && _POSIX_THREADS > 0 && \
+    (defined(__GNUC__) || defined(__clang__))
+#define GX_POOL_PTHREADS 1
+#else
+#define GX_POOL_PTHREADS 0
+#endif
+
+#if GX_POOL_PTHREADS
+
+#include <pthread.h>
+#include <signal.h>
+#include <sched.h>
+#include <time.h>
+#include <sys/resource.h>
+
+#define GX_POOL_MAX 255         /* worker threads at most */
+/* Wait policy: a worker spins this long after a job for the next one, then
+ * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
+#define GX_SPIN_NS 100000LL
+/* A stall is a threaded call during which one of its threads lost its core
+ * to another thread (an involuntary context switch, getrusage RUSAGE_THREAD
+ * where it exists), or whose owner waited on a worker for more than a
+ * quarter of its own time plus GX_STALL_NS (a worker descheduled holding a
+ * chunk): the cores are busy with other processes, and a threaded call is
+ * exposed to it on every thread -- measured, such calls took 3-20x a serial
+ * one.  After a stall, the
+ * next gx_backoff threaded calls (or GX_BACKOFF_MAX_NS, whichever ends
+ * first, for rare calls) run on the caller alone; gx_backoff grows 4x per
+ * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
+ * threaded call a worker helped without a stall.  So on a busy machine one
+ * call in hundreds probes the threads, and on an idle one nothing changes. */
+#ifndef GX_BACKOFF_MAX_CALLS          /* -DGX_BACKOFF_MAX_CALLS=0: never back off (race tests) */
+#define GX_BACKOFF_MAX_CALLS 1024
+#endif
+#define GX_STALL_NS 50000LL
+#define GX_BACKOFF_MIN_CALLS 8
+#define GX_BACKOFF_MAX_NS 1000000000LL
+
+#if defined(__x86_64__) || defined(__i386__)
+#define GX_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define GX_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define GX_CPU_RELAX() ((void)0)
+#endif
+
+/* Parse OMP_NUM_THREADS the way OpenMP does for its first level: a positive
+ * integer, possibly followed by ",..." for nested levels; anything else is
+ * ignored (0). */
+static int gx_env_threads(void)
+{
+    const char *s = getenv("OMP_NUM_THREADS");
+    char *end;
+    long v;
+    if (!s) return 0;
+    v = strtol(s, &end, 10);
+    while (*end == ' ' || *end == '\t') end++;
+    if (end == s || (*end != '\0' && *end != ',') || v < 1) return 0;
+    return v > 1024 ? 1024 : (int)v;
+}
+
+static pthread_once_t gx_once = PTHREAD_ONCE_INIT;
+static int gx_default = 1;
+
+/* Everything below is guarded by gx_lk.  gx_next is only touched atomically;
+ * gx_gen, gx_joined and gx_waiting are written atomically under gx_lk
+ * because spinning threads and the chunk loop also read them unlocked. */
+static pthread_mutex_t gx_lk = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gx_wake = PTHREAD_COND_INITIALIZER;   /* workers: a job opened */
+static pthread_cond_t gx_idle = PTHREAD_COND_INITIALIZER;   /* owner: last worker left */
+static pthread_cond_t gx_slot = PTHREAD_COND_INITIALIZER;   /* callers: a slot freed */
+static int gx_nworkers;         /* worker threads alive */
+static int gx_busy;             /* a job owns the pool */
+static int gx_open;             /* ... and still takes workers */
+static long gx_gen;             /* job number, so a worker joins a job once;
+                                 * also read without the lock by spinning workers */
+static int gx_sleeping;         /* workers asleep on gx_wake */
+static int gx_owner_sleeping;   /* the owner is asleep on gx_idle */
+static long long gx_stall_t;    /* time of the last stall; 0: not backing off */
+static long gx_stall_calls;     /* calls run serially since */
+static long gx_backoff = GX_BACKOFF_MIN_CALLS;
+static int gx_want;             /* workers the job may take */
+static int gx_joined;           /* workers inside the job now */
+static int gx_running;          /* threads computing large calls: callers + joined workers */
+static int gx_waiting;          /* callers sleeping for a slot */
+static int gx_job_nt;           /* the owner's thread count */
+static int gx_job_preempted;    /* a worker lost its core during the job */
+static gx_pool_fn gx_job_fn;
+static void *gx_job_ctx;
+static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
+static gx_pool_intp gx_next;    /* next unclaimed chunk */
+/* counters for gx_pool_stats: owned jobs, jobs a worker joined, jobs whose
+ * owner was held up (stalls), ns owners waited, most threads computing */
+static long long gx_t_open, gx_st_join_ns, gx_st_backoff;
+static long long gx_st_jobs, gx_st_helped, gx_st_stalls, gx_st_wait_ns, gx_st_max_running;
+
+/* Involuntary context switches of the calling thread so far: another thread
+ * took its core.  -1 where the system cannot say per thread. */
+static long gx_preemptions(void)
+{
+#if defined(RUSAGE_THREAD)
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) return ru.ru_nivcsw;
+#endif
+    return -1;
+}
+
+static long long gx_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
+                          gx_pool_intp nchunks, int worker)
+{
+    for (;;) {
+        gx_pool_intp i = __atomic_fetch_add(&gx_next, 1, __ATOMIC_RELAXED);
+        if (i >= nchunks) return;
+        gx_pool_intp lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        fn(ctx, lo, hi);
+        /* a caller is sleeping for a slot: hand it ours; the job's owner
+         * and any other worker finish the chunks */
+        if (worker && __atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return;
+    }
+}
+
+#define GX_JOINABLE(seen) (gx_open && gx_gen != (seen) && gx_joined < gx_want && \
+                           gx_running < gx_job_nt && gx_waiting == 0)
+
+/* Spin (without the lock) until *p != v or ns have passed; returns the last
+ * value read.  The bounded spin before sleeping exists because waking a
+ * sleeping thread is slow where it matters most (measured ~0.2-0.3 ms on
+ * this project's 2-vCPU VM, as long as a whole 2^20-element call), so a
+ * worker stays awake for back-to-back calls, then gives the core away.  It
+ * yields every 64 polls, so while it spins any other runnable thread on its
+ * core runs first. */
+static long gx_spin_while(const long *p, long v, long long ns)
+{
+    long long end = gx_now_ns() + ns;
+    long cur;
+    for (unsigned k = 1;; k++) {
+        cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        if (cur != v) return cur;
+        GX_CPU_RELAX();
+        if ((k & 63) == 0) {
+            if (gx_now_ns() > end) return cur;
+            sched_yield();          /* a busy core goes to whoever else wants it */
+        }
+    }
+}
+
+static void gx_spin_until_zero(const int *p, long long ns)
+{
+    long long end = gx_now_ns() + ns;
+    for (unsigned k = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != 0; k++) {
+        GX_CPU_RELAX();
+        if ((k & 63) == 0 && gx_now_ns() > end) return;
+    }
+}
+
+static void *gx_worker(void *arg)
+{
+    long seen = (long)(size_t)arg;
+    pthread_mutex_lock(&gx_lk);
+    for (;;) {
+        if (!GX_JOINABLE(seen)) {
+            long g = gx_gen;
+            pthread_mutex_unlock(&gx_lk);
+            gx_spin_while(&gx_gen, g, GX_SPIN_NS);
+            pthread_mutex_lock(&gx_lk);
+            while (!GX_JOINABLE(seen)) {
+                gx_sleeping++;
+                pthread_cond_wait(&gx_wake, &gx_lk);
+                gx_sleeping--;
+            }
+        }
+        seen = gx_gen;
+        __atomic_fetch_add(&gx_joined, 1, __ATOMIC_RELAXED);   /* read unlocked by a spinning owner */
+        gx_running++;
+        gx_st_helped++;
+        gx_st_join_ns += gx_now_ns() - gx_t_open;
+        if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
+        {
+            gx_pool_fn fn = gx_job_fn;
+            void *ctx = gx_job_ctx;
+            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
+            long pre;
+            pthread_mutex_unlock(&gx_lk);
+            pre = gx_preemptions();
+            gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
+            pre = gx_preemptions() - pre;
+            pthread_mutex_lock(&gx_lk);
+            if (pre > 0) gx_job_preempted = 1;
+        }
+        __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
+        gx_running--;
+        {
+            /* signal after unlocking (as everywhere here): a woken thread
+             * that preempts us must not find the lock held, or it sleeps
+             * again until we are scheduled back -- measured on busy cores,
+             * that cost milliseconds per call */
+            int idle = gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
+            if (idle || slot) {
+                pthread_mutex_unlock(&gx_lk);
+                if (idle) pthread_cond_signal(&gx_idle);
+                if (slot) pthread_cond_broadcast(&gx_slot);
+                pthread_mutex_lock(&gx_lk);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Start workers until there are `want` (under gx_lk).  Workers block every
+ * signal, so signals (Ctrl-C) keep going to the interpreter's threads. */
+static void gx_grow(int want)
+{
+    sigset_t all, old;
+    if (want > GX_POOL_MAX) want = GX_POOL_MAX;
+    if (gx_nworkers >= want) return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (gx_nworkers < want) {
+        pthread_t t;
+        pthread_attr_t at;
+        int ok;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        {   /* the float32 and float16 kernels keep ~64 KiB of block buffers on
+             * the stack: ask for 1 MiB where the default is smaller (musl) */
+            size_t ss = 0;
+            if (pthread_attr_getstacksize(&at, &ss) == 0 && ss < ((size_t)1 << 20))
+                pthread_attr_setstacksize(&at, (size_t)1 << 20);
+        }
+        /* gx_gen - 1 is no job number yet seen: the new worker may join the
+         * job being opened now */
+        ok = pthread_create(&t, &at, gx_worker, (void *)(size_t)(gx_gen - 1)) == 0;
+        pthread_attr_destroy(&at);
+        if (!ok) break;             /* run with the workers we have */
+        gx_nworkers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void gx_atfork_prepare(void) { pthread_mutex_lock(&gx_lk); }
+static void gx_atfork_parent(void) { pthread_mutex_unlock(&gx_lk); }
+
+/* The child has only the thread that called fork(): no workers, no other
+ * callers.  Forget them; the next threaded call starts new workers. */
+static void gx_atfork_child(void)
+{
+    pthread_mutex_unlock(&gx_lk);
+    pthread_cond_init(&gx_wake, NULL);  /* waiters were threads that are gone */
+    pthread_cond_init(&gx_idle, NULL);
+    pthread_cond_init(&gx_slot, NULL);
+    gx_nworkers = 0;
+    gx_busy = gx_open = gx_sleeping = gx_owner_sleeping = 0;
+    gx_joined = gx_running = gx_waiting = 0;
+    gx_want = 0;
+    gx_stall_t = 0;                     /* the child judges its own machine share */
+    gx_stall_calls = 0;
+    gx_backoff = GX_BACKOFF_MIN_CALLS;
+}
+
+static void gx_init(void)
+{
+    int n = gx_env_threads();
+#if defined(__linux__)
+    if (n == 0) {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    }
+#endif
+#if defined(_SC_NPROCESSORS_ONLN)
+    if (n == 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    gx_default = n > 0 ? (n > GX_POOL_MAX + 1 ? GX_POOL_MAX + 1 : n) : 1;
+    pthread_atfork(gx_atfork_prepare, gx_atfork_parent, gx_atfork_child);
+}
+
+int gx_pool_default_threads(void)
+{
+    pthread_once(&gx_once, gx_init);
+    return gx_default;
+}
+
+int gx_pool_threaded(void) { return 1; }
+
+void gx_pool_stats(long long out[7], int reset)
+{
+    pthread_mutex_lock(&gx_lk);
+    out[0] = gx_st_jobs; out[1] = gx_st_helped; out[2] = gx_st_stalls;
+    out[3] = gx_st_wait_ns; out[4] = gx_st_max_running; out[5] = gx_st_join_ns; out[6] = gx_st_backoff;
+    if (reset) gx_st_backoff = gx_st_join_ns = gx_st_jobs = gx_st_helped = gx_st_stalls = gx_st_wait_ns = gx_st_max_running = 0;
+    pthread_mutex_unlock(&gx_lk);
+}
+
+int gx_pool_workers(void)
+{
+    int n;
+    pthread_mutex_lock(&gx_lk);
+    n = gx_nworkers;
+    pthread_mutex_unlock(&gx_lk);
+    return n;
+}
+
+void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
+{
+    gx_pool_intp nchunks;
+    long long helped_before = 0;
+    int own, wake = 0;
+    if (chunk < 1) chunk = 1;
+    nchunks = (n + chunk - 1) / chunk;
+    if (nthreads <= 1 || nchunks <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    if (nthreads > GX_POOL_MAX + 1) nthreads = GX_POOL_MAX + 1;
+    pthread_once(&gx_once, gx_init);
+
+    pthread_mutex_lock(&gx_lk);
+    if (gx_running >= nthreads) {
+        /* atomic writes: workers read gx_waiting between chunks, unlocked */
+        __atomic_fetch_add(&gx_waiting, 1, __ATOMIC_RELAXED);
+        while (gx_running >= nthreads) pthread_cond_wait(&gx_slot, &gx_lk);
+        __atomic_fetch_sub(&gx_waiting, 1, __ATOMIC_RELAXED);
+    }
+    gx_running++;
+    if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
+    own = !gx_busy;
+    if (own && gx_stall_t) {
+        if (gx_stall_calls < gx_backoff && gx_now_ns() - gx_stall_t < GX_BACKOFF_MAX_NS) {
+            own = 0;
+            gx_stall_calls++;
+            gx_st_backoff++;
+        } else {
+            gx_stall_t = 0;                 /* probe: try threads again */
+        }
+    }
+    if (own) {
+        gx_busy = 1;
+        helped_before = gx_st_helped;
+        gx_job_fn = fn;
+        gx_job_ctx = ctx;
+        gx_job_n = n;
+        gx_job_chunk = chunk;
+        gx_job_nchunks = nchunks;
+        gx_job_nt = nthreads;
+        gx_job_preempted = 0;
+        gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
+        __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
+        gx_grow(gx_want);
+        gx_open = 1;
+        gx_t_open = gx_now_ns();
+        __atomic_store_n(&gx_gen, gx_gen + 1, __ATOMIC_RELEASE);   /* spinning workers */
+        wake = gx_sleeping > 0;
+    }
+    pthread_mutex_unlock(&gx_lk);
+    if (wake) pthread_cond_broadcast(&gx_wake);
+
+    if (own) {
+        long pre = gx_preemptions();
+        long long t0 = gx_now_ns(), t1, t2, own_ns;
+        gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
+        t1 = gx_now_ns();
+        pthread_mutex_lock(&gx_lk);
+        gx_open = 0;                /* late wakers stay out */
+        if (gx_joined > 0) {
+            pthread_mutex_unlock(&gx_lk);
+            gx_spin_until_zero(&gx_joined, GX_SPIN_NS);
+            pthread_mutex_lock(&gx_lk);
+            while (gx_joined > 0) {
+                gx_owner_sleeping = 1;
+                pthread_cond_wait(&gx_idle, &gx_lk);
+                gx_owner_sleeping = 0;
+            }
+        }
+        gx_busy = 0;
+        t2 = gx_now_ns();
+        own_ns = t1 - t0;
+        gx_st_jobs++;
+        gx_st_wait_ns += t2 - t1;
+        pre = gx_preemptions() - pre;
+        if (t2 - t1 > own_ns / 4 + GX_STALL_NS || pre > 0 || gx_job_preempted) {
+            gx_st_stalls++;
+            gx_stall_t = t2;
+            gx_stall_calls = 0;
+            gx_backoff = gx_backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_backoff * 4;
+            if (GX_BACKOFF_MAX_CALLS == 0) gx_stall_t = 0;
+        } else if (gx_st_helped != helped_before) {
+            gx_backoff = gx_backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_backoff / 2;
+        }
+    } else {
+        fn(ctx, 0, n);              /* the pool works for another caller, or backs off */
+        pthread_mutex_lock(&gx_lk);
+    }
+    gx_running--;
+    wake = gx_waiting > 0;
+    pthread_mutex_unlock(&gx_lk);
+    if (wake) pthread_cond_broadcast(&gx_slot);
+}
+
+#else   /* no pthreads: every call on the calling thread */
+
+int gx_pool_default_threads(void) { return 1; }
+int gx_pool_threaded(void) { return 0; }
+int gx_pool_workers(void) { return 0; }
+void gx_pool_stats(long long out[7], int reset) { (void)reset; for (int i = 0; i < 7; i++) out[i] = 0; }
+
+void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
+{
+    (void)chunk;
+    (void)nthreads;
+    fn(ctx, 0, n);
+}
+
+#endif
