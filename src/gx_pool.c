@@ -75,6 +75,7 @@
 #define GX_BACKOFF_MAX_CALLS 1024
 #endif
 #define GX_STALL_NS 50000LL
+#define GX_PREEMPT_NS 4000000LL
 #define GX_BACKOFF_MIN_CALLS 8
 #define GX_BACKOFF_MAX_NS 1000000000LL
 
@@ -126,7 +127,7 @@ static int gx_joined;           /* workers inside the job now */
 static int gx_running;          /* threads computing large calls: callers + joined workers */
 static int gx_waiting;          /* callers sleeping for a slot */
 static int gx_job_nt;           /* the owner's thread count */
-static int gx_job_preempted;    /* a worker lost its core during the job */
+static long gx_job_preempted;   /* times workers lost their core during the job */
 static gx_pool_fn gx_job_fn;
 static void *gx_job_ctx;
 static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
@@ -234,7 +235,7 @@ static void *gx_worker(void *arg)
             gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
             pre = gx_preemptions() - pre;
             pthread_mutex_lock(&gx_lk);
-            if (pre > 0) gx_job_preempted = 1;
+            if (pre > 0) gx_job_preempted += pre;
         }
         __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
         gx_running--;
@@ -425,7 +426,13 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_st_jobs++;
         gx_st_wait_ns += t2 - t1;
         pre = gx_preemptions() - pre;
-        if (t2 - t1 > own_ns / 4 + GX_STALL_NS || pre > 0 || gx_job_preempted) {
+        /* preemptions count as a stall when they are frequent for the call's
+         * length: any one in a short call, one per GX_PREEMPT_NS in a long
+         * one (a 15 ms call on an idle VM is preempted now and then by the
+         * host; with busy cores it is preempted every few ms) */
+        if (pre < 0) pre = 0;
+        if (t2 - t1 > own_ns / 4 + GX_STALL_NS ||
+            (pre + gx_job_preempted) * GX_PREEMPT_NS > own_ns) {
             gx_st_stalls++;
             gx_stall_t = t2;
             gx_stall_calls = 0;
