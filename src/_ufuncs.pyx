@@ -20,7 +20,7 @@ Design:
 from collections import namedtuple
 
 cimport numpy as cnp
-from libc.stdint cimport intptr_t, uint16_t
+from libc.stdint cimport intptr_t
 from libc.string cimport memcpy
 
 cnp.import_array()
@@ -55,12 +55,9 @@ cdef extern from "gx_kernels.h" nogil:
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
                             gx_intp rows, gx_intp cols)
-    float gx_half_to_float(uint16_t h)
-    uint16_t gx_float_to_half(float f)
 
 cdef enum:
     _CHUNK = 512
-    _DT_HALF = 2
 
 
 cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
@@ -72,15 +69,16 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
 
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
-    """Inner loop for float32 and float64: data encodes (op, dtype)."""
+    """Inner loop for every dtype: data encodes (op, dtype); float16 runs
+    the float32 kernels in C (gx_kernels_impl.h, half_run)."""
     cdef intptr_t code = <intptr_t>data
     cdef int op = <int>(code >> 2), dt = <int>(code & 3)
     cdef int nin = gx_nin(op), k
-    cdef size_t isz = 8 if dt == GX_F64 else 4
+    cdef size_t isz = 8 if dt == GX_F64 else (2 if dt == GX_F16 else 4)
     cdef cnp.npy_intp n = dims[0], start, m
     cdef bint contiguous = True
     cdef const void *inp[3]
-    cdef double buf[4][_CHUNK]          # 8-byte slots; float32 uses the first half
+    cdef double buf[4][_CHUNK]          # 8-byte slots; float32 and float16 use the first part
     cdef char *outp
 
     for k in range(nin + 1):
@@ -111,39 +109,6 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
         start += m
 
 
-cdef void _loop_half(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
-                     void *data) noexcept nogil:
-    """float16: the C kernels widen to float32 lanes, run the float32 kernel
-    and round back (gx_kernels_impl.h, half_run); strided operands are gathered
-    into contiguous chunks first, as in _loop."""
-    cdef int op = <int>(<intptr_t>data >> 2)
-    cdef int nin = gx_nin(op), k
-    cdef cnp.npy_intp n = dims[0], start, m, i
-    cdef uint16_t buf[4][_CHUNK]
-    cdef const void *inp[3]
-    cdef bint contiguous = True
-
-    for k in range(nin + 1):
-        if steps[k] != 2:
-            contiguous = False
-    if contiguous:
-        for k in range(nin):
-            inp[k] = args[k]
-        gx_apply(op, GX_F16, inp, args[nin], n)
-        return
-
-    start = 0
-    while start < n:
-        m = min(<cnp.npy_intp>_CHUNK, n - start)
-        for k in range(nin):
-            _gather(<char *>buf[k], args[k] + start * steps[k], steps[k], m, 2)
-            inp[k] = buf[k]
-        gx_apply(op, GX_F16, inp, buf[3], m)
-        for i in range(m):
-            (<uint16_t *>(args[nin] + (start + i) * steps[nin]))[0] = buf[3][i]
-        start += m
-
-
 # ------------------------------------------------------------ registration --
 
 cdef cnp.PyUFuncGenericFunction _funcs[GX_NOPS][3]
@@ -155,14 +120,14 @@ cdef object _make(int op):
     """The ufunc of row ``op`` of src/gx_ops.h."""
     cdef int nin = gx_nin(op), j, k
     cdef char codes[3]
+    cdef int dts[3]
     codes[0] = cnp.NPY_FLOAT16
     codes[1] = cnp.NPY_FLOAT
     codes[2] = cnp.NPY_DOUBLE
-    _funcs[op][0] = <cnp.PyUFuncGenericFunction>_loop_half
-    _funcs[op][1] = <cnp.PyUFuncGenericFunction>_loop
-    _funcs[op][2] = <cnp.PyUFuncGenericFunction>_loop
+    dts[0], dts[1], dts[2] = GX_F16, GX_F32, GX_F64
     for j in range(3):
-        _data[op][j] = <void *><intptr_t>((op << 2) | (_DT_HALF if j == 0 else j - 1))
+        _funcs[op][j] = <cnp.PyUFuncGenericFunction>_loop
+        _data[op][j] = <void *><intptr_t>((op << 2) | dts[j])
         for k in range(nin + 1):
             _types[op][j * (nin + 1) + k] = codes[j]
     # the name and doc are the table's static C strings, alive as long as the module

@@ -362,19 +362,30 @@ GX_INLINE void gx_tanh_arg(double x, double *hi, double *lo, double *xdw)
     *xdw = fma(3.0, w, -2.0 * cx) + (3.0 * wl - 2.0 * cxl);
 }
 
+/* The float64 tanh form's common start: x clamped to [-24, 24] (w(24) > 1000:
+ * sigmoid is 1 or underflows; x^3 cannot overflow), w = 2u as hi + lo and
+ * e^{-|w|} = 2^k (1 + s + sl), with 2^k = f1 f2 (two normal factors). */
+typedef struct { double xc, w, wl, xdw, s, sl, k, f1, f2; } gx_tanh_e;
+
+GX_INLINE gx_tanh_e gx_tanh_exp_f64(double x)
+{
+    gx_tanh_e t;
+    t.xc = x < -24.0 ? -24.0 : (x > 24.0 ? 24.0 : x);
+    gx_tanh_arg(t.xc, &t.w, &t.wl, &t.xdw);
+    t.s = gx_exp_parts(-fabs(t.w), t.w < 0 ? t.wl : -t.wl, &t.sl, &t.k, 1);
+    double k1 = gx_rint(0.5 * t.k);
+    t.f1 = gx_pow2(k1);
+    t.f2 = gx_pow2(t.k - k1);
+    return t;
+}
+
 /* x sigmoid(w) = x / (1 + e^-w) for w >= 0 and x e^w / (1 + e^w) for w < 0,
  * with e^{-|w|} = 2^k (1 + s): no overflow, and for w < 0 the power of two is
- * applied last so the tail is rounded once into the subnormals, not flushed.
- * |x| > 24 is clamped (w(24) > 1000: sigmoid is 1 or underflows), which also
- * keeps x^3 from overflowing. */
+ * applied last so the tail is rounded once into the subnormals, not flushed. */
 GX_INLINE double gx_gelu_tanh_f64(double x)
 {
-    double xc = x < -24.0 ? -24.0 : (x > 24.0 ? 24.0 : x);
-    double w, wl, xdw, sl, k;
-    gx_tanh_arg(xc, &w, &wl, &xdw);
-    double s = gx_exp_parts(-fabs(w), w < 0 ? wl : -wl, &sl, &k, 1);
-    double k1 = gx_rint(0.5 * k);
-    double f1 = gx_pow2(k1), f2 = gx_pow2(k - k1);
+    const gx_tanh_e t = gx_tanh_exp_f64(x);
+    const double xc = t.xc, w = t.w, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
     /* everything as double-double, so that only the last step rounds:
      * m = 1 + s + sl, e = m 2^k = e^{-|w|} in (0, 1], d = 1 + e,
      * num = x (w >= 0) or xc m (w < 0, scaled by 2^k at the very end) */
@@ -462,12 +473,8 @@ GX_INLINE double gx_gelu_tanh_grad_special(double x, double r)
  * cancels 10x). */
 GX_INLINE double gx_gelu_tanh_grad_f64(double x)
 {
-    double xc = x < -24.0 ? -24.0 : (x > 24.0 ? 24.0 : x);
-    double w, wl, xdw, sl, k;
-    gx_tanh_arg(xc, &w, &wl, &xdw);
-    double s = gx_exp_parts(-fabs(w), w < 0 ? wl : -wl, &sl, &k, 1);
-    double k1 = gx_rint(0.5 * k);
-    double f1 = gx_pow2(k1), f2 = gx_pow2(k - k1);
+    const gx_tanh_e t = gx_tanh_exp_f64(x);
+    const double xc = t.xc, w = t.w, wl = t.wl, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
     /* x w' = 3 w - 2 c x, exactly as xh + xl */
     double c = 2.0 * GX_SQRT_2_PI_HI;
     double cx = c * xc, cxl = fma(c, xc, -cx) + (2.0 * GX_SQRT_2_PI_LO) * xc;
