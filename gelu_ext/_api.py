@@ -98,9 +98,12 @@ def fast_gelu(x, approximate="none", *, bias=None, out=None):
     >>> fast_gelu(np.float32(1.0), approximate="tanh")
     np.float32(0.841192)
     """
-    ufuncs = _pick(approximate)
-    # out=None is passed on only when given: keyword parsing is a measurable
-    # share of a small call
+    # _pick inlined (one Python call less) and out=None passed on only when
+    # given: on a 16-element call each is a measurable share of the time
+    try:
+        ufuncs = _UFUNCS[approximate]
+    except (KeyError, TypeError):
+        _pick(approximate)          # raises the ValueError
     if bias is None:
         return ufuncs[0](x) if out is None else ufuncs[0](x, out=out)
     return _fused(ufuncs[1], (x,), bias, out)
