@@ -160,8 +160,8 @@ GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
 GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
 
 /* float32: float32 lanes from the tables for |x| <= GX_LUT_X (gx_lut.h), the
- * general double formulas for the rest (same bits as gx_gelu_*_f32 / the
- * scalar twins per element, whatever the split) */
+ * general double formulas for the rest: per element, gx_lut_ok(x) ? the
+ * scalar twin of gx_lut.h : the gx_math.h formula, whatever the split */
 GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
 GX_FULL_FN(gelu_tanh_f32, gx_gelu_tanh_f32, 0)
 GX_FULL_FN(gelu_erf_grad_f32, gx_gelu_erf_grad_f32d, 1)
