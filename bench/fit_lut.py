@@ -6,20 +6,26 @@ Usage::
     python bench/fit_lut.py --write    # write src/gx_lut_tables.h
     python bench/fit_lut.py --check    # exit 1 if the header differs
 
-Needs numpy and mpmath; runs in about half a minute.
+    python bench/fit_lut.py gx_lut_silu   # only the named tables (to look at)
+
+Needs numpy and mpmath; runs in about a minute.
 
 What is tabulated (see src/gx_lut.h for how the kernels use it).  With
-a = |x| <= GX_LUT_X, the piece is i = min(floor(K a (1 + a/2) + 1/2), 31):
-pieces are narrow where the functions change fast in relative terms (the
-log-derivative of Phi(-a) grows like a, and so does K (1 + a)), so every piece
-sees about the same relative variation (< 0.2).  Piece i has a centre c_i (a
+a = |x| <= X (each table carries X, K, K2), the piece is
+i = min(floor(K a + K2 a^2 + 1/2), 31): pieces are narrow where the functions
+change fast in relative terms, so every piece sees about the same relative
+variation (< 0.3).  GELU (X = 4.5): the log-derivative of Phi(-a) grows like
+a, and so does K (1 + a) with K2 = K/2.  SiLU and quick GELU (x sigmoid(c x),
+X = 8/c): the log-derivative of sigmoid(-c a) stays in [c/2, c), so the pieces
+are uniform (K2 = 0).  Piece i has a centre c_i (a
 float; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
 exact by Sterbenz), and for each function a value H_i (a multiple of 2^-24,
 so that 1 - H_i is exact too; 2^-23 for the derivatives, whose G goes negative,
 so that 1 - H_i > 1 is exact) and a degree-6 polynomial M_i(d) with float32
 coefficients:
 
-* forward, q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form):
+* forward, q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form, SiLU,
+  quick GELU: f(x) = x (1 - q(|x|)) for x >= 0, x q(|x|) for x < 0):
       M_i(d) = a (q(a) - H_i),  gelu(x) = x H - M (x < 0),  x (1 - H) - M (x >= 0)
   fitted in relative error against a q(a), the smaller |result| of the two sides;
 * derivative, G(a) = q(a) - a |q'(a)| (gelu'(-a); gelu'(a) = 1 - G(a)):
@@ -38,13 +44,30 @@ import numpy as np
 
 mp.mp.dps = 30
 NP = 32             # pieces: one AVX-512 two-register permute (vpermt2ps) per table
-X = 4.5             # |x| range of the tables; keep in sync with GX_LUT_X
 DEG = 6
-K = float(np.float32((NP - 0.5) / (X * (1 + X / 2))))
-K2 = float(np.float32(K / 2))
 TANH_C = 2 * mp.sqrt(2 / mp.pi)
 TANH_A = mp.mpf("0.044715")
+QUICK_C = mp.mpf("1.702")
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "gx_lut_tables.h")
+
+
+class Family:
+    """The pieces of a table family: |x| <= X, index t = K a + K2 a^2 + 1/2.
+
+    GELU: q's log-derivative grows like a, so K2 = K/2 (pieces narrow as
+    1/(1 + a)) and X = 4.5.  The sigmoid family (SiLU, quick GELU): the
+    log-derivative of sigmoid(-c a) is c (1 - q) in [c/2, c), so uniform pieces
+    (K2 = 0) of width 0.25/c give the same relative variation; X = 8/c."""
+
+    def __init__(self, X, quadratic, qcentre):
+        self.X = X
+        if quadratic:
+            self.K = float(np.float32((NP - 0.5) / (X * (1 + X / 2))))
+            self.K2 = float(np.float32(self.K / 2))
+        else:
+            self.K = float(np.float32((NP - 0.5) / X))
+            self.K2 = 0.0
+        self.qcentre = qcentre      # the function whose log the centres balance
 
 
 def q_erf(a):
@@ -68,24 +91,57 @@ def dq_tanh(a):
     return s * (1 - s) * TANH_C * (1 + 3 * TANH_A * a * a)
 
 
-def piece_bounds(i):
-    """[lo, hi] of a for piece i, from t = K a (1 + a/2) + 1/2 (in exact arithmetic)."""
+def q_silu(a):
+    return 1 / (1 + mp.exp(a))
+
+
+def dq_silu(a):
+    s = q_silu(a)
+    return s * (1 - s)
+
+
+def q_quick(a):
+    return 1 / (1 + mp.exp(QUICK_C * a))
+
+
+def dq_quick(a):
+    s = q_quick(a)
+    return s * (1 - s) * QUICK_C
+
+
+GELU = Family(4.5, True, q_erf)
+SILU = Family(8.0, False, q_silu)
+QUICK = Family(float(np.float32(8.0 / 1.702)), False, q_quick)
+
+
+def piece_bounds(fam, i):
+    """[lo, hi] of a for piece i, from t = K a + K2 a^2 + 1/2 (in exact arithmetic)."""
     def a_of(t):
         t = max(t - 0.5, 0.0)
-        return -1 + np.sqrt(1 + 2 * t / K)
+        if fam.K2 == 0:
+            return t / fam.K
+        return -1 + np.sqrt(1 + 2 * t / fam.K)          # K2 = K/2
     lo, hi = a_of(i), a_of(i + 1)
     if i == NP - 1:
-        hi = X
+        hi = fam.X
     w = hi - lo
     return max(lo - 1e-4 * w, 0.0), hi + 1e-4 * w   # margin: t is rounded in float32
 
 
-def centre(i, lo, hi):
+def centre(fam, i, lo, hi):
     if i == 0:
         return 0.0
-    # where Phi(-a) is the geometric mean of its ends: the least relative variation
-    f = lambda a: mp.log(q_erf(a)) - (mp.log(q_erf(lo)) + mp.log(q_erf(hi))) / 2
+    # where q(a) is the geometric mean of its ends: the least relative variation
+    # (the GELU family: of Phi(-a), for the tanh form's tables too)
+    q = fam.qcentre
+    f = lambda a: mp.log(q(a)) - (mp.log(q(lo)) + mp.log(q(hi))) / 2
     c = float(np.float32(float(mp.findroot(f, (lo + hi) / 2))))
+    # Sterbenz needs c/2 <= a <= 2c over the piece: the first uniform pieces
+    # (ratio hi/lo = 3) have little room, so the centre moves inside it
+    if c > 2 * lo:
+        c = float(np.float32(2 * lo))
+        while c > 2 * lo:
+            c = float(np.nextafter(np.float32(c), np.float32(0)))
     assert c / 2 <= lo and hi <= 2 * c, (i, c, lo, hi)
     return c
 
@@ -116,11 +172,11 @@ def max_err(m, target, weight, c, lo, hi):
     return worst
 
 
-def table(name, q, dq, grad):
+def table(fam, name, q, dq, grad):
     rows, worst = [], 0.0
     for i in range(NP):
-        lo, hi = piece_bounds(i)
-        c = centre(i, lo, hi)
+        lo, hi = piece_bounds(fam, i)
+        c = centre(fam, i, lo, hi)
         if grad:
             G = lambda a: q(a) - a * dq(a)
             h = round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23     # 1 - h may exceed 1
@@ -140,21 +196,27 @@ def fmt(v):
     return float(np.float32(v)).hex() + "f"
 
 
-def generate():
-    out = [f"/* GENERATED by bench/fit_lut.py (do not edit by hand): {NP} pieces on |x| <= {X}, degree {DEG} */",
-           f"#define GX_LUT_X {fmt(X)}",
-           f"#define GX_LUT_K {fmt(K)}",
-           f"#define GX_LUT_K2 {fmt(K2)}",
+SPECS = [  # (table, family, q, |q'|, derivative?)
+    ("gx_lut_erf", GELU, q_erf, dq_erf, False), ("gx_lut_erf_grad", GELU, q_erf, dq_erf, True),
+    ("gx_lut_tanh", GELU, q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", GELU, q_tanh, dq_tanh, True),
+    ("gx_lut_silu", SILU, q_silu, dq_silu, False), ("gx_lut_silu_grad", SILU, q_silu, dq_silu, True),
+    ("gx_lut_quick", QUICK, q_quick, dq_quick, False), ("gx_lut_quick_grad", QUICK, q_quick, dq_quick, True),
+]
+
+
+def generate(only=None):
+    out = [f"/* GENERATED by bench/fit_lut.py (do not edit by hand): {NP} pieces, degree {DEG} */",
            f"#define GX_LUT_NP {NP}",
            f"#define GX_LUT_DEG {DEG}"]
-    specs = [("gx_lut_erf", q_erf, dq_erf, False), ("gx_lut_erf_grad", q_erf, dq_erf, True),
-             ("gx_lut_tanh", q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", q_tanh, dq_tanh, True)]
-    for name, q, dq, grad in specs:
-        name, rows, worst = table(name, q, dq, grad)
+    for name, fam, q, dq, grad in SPECS:
+        if only and name not in only:
+            continue
+        name, rows, worst = table(fam, name, q, dq, grad)
         what = "derivative" if grad else "forward"
         out.append("")
-        out.append(f"/* {what}; worst weighted fit error {worst:.2e} */")
+        out.append(f"/* {what}; |x| <= {fam.X:g}; worst weighted fit error {worst:.2e} */")
         out.append(f"static const gx_lut {name} = {{")
+        out.append(f"    {fmt(fam.X)}, {fmt(fam.K)}, {fmt(fam.K2)},")
         out.append("    {" + ", ".join(fmt(r[0]) for r in rows) + "},")
         out.append("    {" + ", ".join(fmt(r[1]) for r in rows) + "},")
         out.append("    {")
@@ -166,7 +228,8 @@ def generate():
 
 
 def main(argv):
-    text = generate()
+    only = [a for a in argv if not a.startswith("--")]
+    text = generate(only)
     if "--check" in argv:
         with open(HEADER) as f:
             ok = f.read() == text

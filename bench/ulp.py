@@ -11,12 +11,14 @@ installed gelu_ext)::
 Errors (the README's accuracy table comes from this script; the bounds are
 gelu_ext.testing.BOUNDS):
 
-* ``gelu_erf`` x Phi(x), ``gelu_tanh`` and ``relu``: in ULPs of the exact
+* ``gelu_erf`` x Phi(x), ``gelu_tanh``, ``relu``, ``silu`` x sigmoid(x) and
+  ``quick_gelu`` x sigmoid(1.702 x): in ULPs of the exact
   value; results below the normal range count in ULPs of the smallest
   subnormal, so a flush to 0 shows up as a huge error.  For ``gelu_tanh`` in
   the negative tail x < -5, the relative error |got - exact| / max(|exact|,
   smallest normal), shown as "rel".
-* ``gelu_erf_grad`` and ``gelu_tanh_grad`` (the ufuncs with grad = 1): in
+* ``gelu_erf_grad``, ``gelu_tanh_grad``, ``silu_grad`` and ``quick_gelu_grad``
+  (the ufuncs with grad = 1): in
   ULPs of s = max(|term1|, |term2|) of the derivative's two terms (it crosses
   0 near x = -0.75); for the tanh derivative in the tail x < -5 the relative
   error as for gelu_tanh.
@@ -25,7 +27,8 @@ gelu_ext.testing.BOUNDS):
 Bounds are gelu_ext.testing.BOUNDS.  Oracles: float32/float16 against the
 float64 twins in gelu_ext.testing (``ref_*``; >1e5 times finer than a float32
 ULP), float64 against mpmath (``mp_*``, 60 digits), sampled: the bulk [-3, 3], log-uniform |x| in
-[1e-300, 40] of both signs, dense in the tail [-38.6, -5], and subnormal
+[1e-300, 40] of both signs, dense in the tail [-38.6, -5] (SiLU and quick
+GELU: to where they underflow, -760 and -450), and subnormal
 inputs.  The exact values are computed once and compared with every ISA path
 (``gelu_ext._ufuncs._compiled_isas()`` that this CPU runs, or ``--isa``).
 
@@ -44,7 +47,12 @@ import gelu_ext
 from gelu_ext import testing as T
 from gelu_ext import _ufuncs as U
 
-FUNCS = ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad")
+FUNCS = ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad",
+         "silu", "quick_gelu", "silu_grad", "quick_gelu_grad")
+FORWARD = tuple(f for f in FUNCS if not f.endswith("_grad"))
+GRADS = tuple(f for f in FUNCS if f.endswith("_grad") and f != "relu_grad")
+# x sigmoid(c x): c (the tanh form is handled on its own)
+SIG_C = {"silu": 1.0, "quick_gelu": 1.702}
 RANGES = ("subnormal", "tiny", "bulk", "moderate", "neg tail", "positive", "special")
 # functions whose negative tail (x < -5) is judged by relative error, not ULPs
 TAIL_REL_FUNCS = tuple(f for f in FUNCS if (f, "float32", "tail") in T.BOUNDS)
@@ -59,11 +67,9 @@ def runnable_isas():
 
 def kernel(name, x):
     """gelu_ext's result for ``name`` (derivatives with grad = 1)."""
-    if name == "gelu_erf_grad":
-        return gelu_ext.gelu_erf_grad(x, np.ones_like(x))
-    if name == "gelu_tanh_grad":
-        return gelu_ext.gelu_tanh_grad(x, np.ones_like(x))
-    return getattr(gelu_ext, name)(x)
+    if name in GRADS:
+        return getattr(U, name)(x, np.ones_like(x))
+    return getattr(U, name)(x)
 
 
 def classify(x, dtype):
@@ -89,14 +95,14 @@ def classify(x, dtype):
 C0 = 1.0 / math.sqrt(2.0 * math.pi)
 CW = 2.0 * math.sqrt(2.0 / math.pi)
 TINY = 2.0 ** -10       # below: Taylor series (truncation < 2^-48 relative)
-HUGE = 64.0             # above: the limits x, 0, 1 (x Q(x) < 1e-800)
+HUGE = 128.0            # above: the limits x, 0, 1 (x Q(x) < 1e-800, x sigmoid(-x) < 2^-177)
 
 
 def _refs_middle(xd):
     """float64 twins (gelu_ext.testing) and the derivatives' scales; x is
     finite here, so the derivatives are the sums of their terms."""
-    P = {n: T.REFERENCE[n](xd) for n in ("gelu_erf", "relu", "gelu_tanh")}
-    for n in ("gelu_erf_grad", "gelu_tanh_grad"):
+    P = {n: T.REFERENCE[n](xd) for n in FORWARD}
+    for n in GRADS:
         t1, t2 = T.grad_terms(n, xd)
         P[n] = (t1 + t2, np.fmax(np.abs(t1), np.abs(t2)))
     return P
@@ -116,6 +122,12 @@ def _refs_tiny(x):
     P["gelu_erf_grad"] = (t1 + t2, np.maximum(np.abs(t1), np.abs(t2)))
     t2 = x * dw * (0.25 - w * w / 16)                  # x sigmoid (1 - sigmoid) w'
     P["gelu_tanh_grad"] = (sg + t2, np.maximum(np.abs(sg), np.abs(t2)))
+    for n, c in SIG_C.items():                         # x sigmoid(c x)
+        w = c * x
+        sg = 0.5 + w * (0.25 - w * w / 48)
+        t2 = x * c * (0.25 - w * w / 16)
+        P[n] = x * sg
+        P[n + "_grad"] = (sg + t2, np.maximum(np.abs(sg), np.abs(t2)))
     return P
 
 
@@ -124,9 +136,10 @@ def _refs_huge(x):
     pos = x > 0
     lim = np.where(np.isnan(x), x, np.where(pos, x, -0.0))
     one = np.where(np.isnan(x), x, pos.astype(np.float64))
-    P = {"gelu_erf": lim, "gelu_tanh": lim, "relu": T.ref_relu(x)}
-    P["gelu_erf_grad"] = (one, np.where(pos, 1.0, 0.0))     # s: 1, or below any subnormal
-    P["gelu_tanh_grad"] = (one, np.where(pos, 1.0, 0.0))
+    P = {n: lim for n in FORWARD}
+    P["relu"] = T.ref_relu(x)
+    for n in GRADS:
+        P[n] = (one, np.where(pos, 1.0, 0.0))     # s: 1, or below any subnormal
     return P
 
 
@@ -142,7 +155,7 @@ def small_refs(xd, dtype, labels):
     a = np.abs(xd)
     bands = [(a >= TINY) & (a < HUGE), a < TINY, ~(a < HUGE)]       # NaN -> huge band
     ref = {n: np.empty_like(xd) for n in FUNCS}
-    sc = {n: np.empty_like(xd) for n in ("gelu_erf_grad", "gelu_tanh_grad")}
+    sc = {n: np.empty_like(xd) for n in GRADS}
     with np.errstate(all="ignore"):
         for m, fn in zip(bands, (_refs_middle, _refs_tiny, _refs_huge)):
             if not m.any():
@@ -164,7 +177,7 @@ def small_refs(xd, dtype, labels):
                 else:
                     ref[n][m] = v
         tail = labels == RANGES.index("neg tail")
-        out = {n: (ref[n], T.ulp(ref[n], dtype)) for n in ("gelu_erf", "relu", "gelu_tanh")}
+        out = {n: (ref[n], T.ulp(ref[n], dtype)) for n in FORWARD}
         for n in sc:
             out[n] = (ref[n], T.ulp(sc[n], dtype))
         for n in TAIL_REL_FUNCS:
@@ -309,8 +322,9 @@ def _huge_table(x, dtype, isas):
     zero = np.zeros_like(x)
     lim = np.where(pos | nan, x, -zero)
     one = np.where(nan, x, pos.astype(x.dtype))
-    want = {"gelu_erf": lim, "gelu_tanh": lim, "relu": np.where(pos | nan, x, zero),
-            "gelu_erf_grad": one, "gelu_tanh_grad": one}
+    want = {n: lim for n in FORWARD}
+    want["relu"] = np.where(pos | nan, x, zero)
+    want.update({n: one for n in GRADS})
     labels = classify(x, dtype)
     idx = range_index(labels)
     itype = np.uint16 if np.dtype(dtype).itemsize == 2 else np.uint32
@@ -394,15 +408,21 @@ def special_values(dtype):
 
 # ------------------------------------------------------------------ float64 --
 
-def f64_points(n, seed=1):
-    """n float64 inputs: 30% bulk [-3, 3], 30% log-uniform |x| in [1e-300, 40]
-    (both signs), 35% uniform in the tail [-38.6, -5], 5% subnormal inputs."""
+# where each function's float64 results underflow: the end of its sampled tail
+F64_TAIL = {"silu": 760.0, "silu_grad": 760.0, "quick_gelu": 450.0, "quick_gelu_grad": 450.0}
+
+
+def f64_points(n, seed=1, tail_end=38.6):
+    """n float64 inputs: 30% bulk [-3, 3], 30% log-uniform |x| in [1e-300,
+    tail_end + 1.4] (both signs), 35% uniform in the tail [-tail_end, -5], 5%
+    subnormal inputs.  tail_end: 38.6 for the GELU forms (where x Phi(x)
+    underflows), more for SiLU and quick GELU (F64_TAIL)."""
     rng = np.random.default_rng(seed)
     nb, nl, nt = int(0.3 * n), int(0.3 * n), int(0.35 * n)
     ns = n - nb - nl - nt
     bulk = rng.uniform(-3, 3, nb)
-    wide = np.exp(rng.uniform(math.log(1e-300), math.log(40.0), nl)) * rng.choice([-1.0, 1.0], nl)
-    tail = rng.uniform(-38.6, -5, nt)
+    wide = np.exp(rng.uniform(math.log(1e-300), math.log(tail_end + 1.4), nl)) * rng.choice([-1.0, 1.0], nl)
+    tail = rng.uniform(-tail_end, -5, nt)
     sub = (rng.integers(1, 1 << 52, ns, dtype=np.int64).view(np.float64)
            * rng.choice([-1.0, 1.0], ns))
     return np.concatenate([bulk, wide, tail, sub])
@@ -455,7 +475,8 @@ def run_float64(isas, n, jobs):
     table = Table()
     for name in FUNCS:
         m = n if name == "gelu_erf" else max(n // 4, 1)
-        x = np.concatenate([f64_points(m, seed=FUNCS.index(name) + 1), special_values(np.float64)])
+        x = np.concatenate([f64_points(m, seed=FUNCS.index(name) + 1, tail_end=F64_TAIL.get(name, 38.6)),
+                            special_values(np.float64)])
         labels = classify(x, np.float64)
         idx = range_index(labels)
         if name == "relu":
@@ -504,6 +525,9 @@ def check_specials(isas):
                 "gelu_erf_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5)],
                 "gelu_tanh_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5)],
             }
+            for f in SIG_C:
+                cases[f] = cases["gelu_tanh"]
+                cases[f + "_grad"] = cases["gelu_tanh_grad"]
             for name, pairs in cases.items():
                 x = np.array([p[0] for p in pairs], dt)
                 want = np.array([p[1] for p in pairs], dt)

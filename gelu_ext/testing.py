@@ -28,8 +28,10 @@ import numpy as np
 __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_error",
            "grad_terms", "grad_scale", "REFERENCE", "MP_REFERENCE",
            "ref_gelu_erf", "ref_gelu_tanh", "ref_relu", "ref_gelu_erf_grad",
-           "ref_gelu_tanh_grad", "ref_relu_grad", "mp_gelu_erf", "mp_gelu_tanh",
-           "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "assert_same_bits",
+           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_silu", "ref_quick_gelu",
+           "ref_silu_grad", "ref_quick_gelu_grad", "mp_gelu_erf", "mp_gelu_tanh",
+           "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "mp_silu", "mp_quick_gelu",
+           "mp_silu_grad", "mp_quick_gelu_grad", "assert_same_bits",
            "assert_matches_reference"]
 
 # ------------------------------------------------------------------ bounds --
@@ -67,8 +69,18 @@ BOUNDS = {
     ("gelu_tanh_grad", "float64", "tail"): Bound(1e-13, "rel"),
     ("relu_grad", "float32", "all"): Bound(0, "ULP"),
     ("relu_grad", "float64", "all"): Bound(0, "ULP"),
+    # the sigmoid family (issue 13): no tail region, <= 1 ULP down to the subnormals
+    ("silu", "float32", "all"): Bound(1, "ULP"),
+    ("silu", "float64", "all"): Bound(2, "ULP"),
+    ("quick_gelu", "float32", "all"): Bound(1, "ULP"),
+    ("quick_gelu", "float64", "all"): Bound(2, "ULP"),
+    ("silu_grad", "float32", "all"): Bound(2, "ULP(s)"),
+    ("silu_grad", "float64", "all"): Bound(4, "ULP(s)"),
+    ("quick_gelu_grad", "float32", "all"): Bound(2, "ULP(s)"),
+    ("quick_gelu_grad", "float64", "all"): Bound(4, "ULP(s)"),
 }
-for _f in ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad", "relu_grad"):
+for _f in ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad", "relu_grad",
+           "silu", "quick_gelu", "silu_grad", "quick_gelu_grad"):
     BOUNDS[(_f, "float16", "all")] = Bound(0 if _f.startswith("relu") else 1,
                                            "ULP(s)" if _f.endswith("_grad") else "ULP")
 del _f
@@ -185,15 +197,24 @@ def _ndtr(x):
     return ndtr(x)
 
 
+_QUICK_C = 1.702
+
+
 def _tanh_w(x):
     """w = 2u = 2 sqrt(2/pi) (x + 0.044715 x^3): the tanh form is x sigmoid(w)."""
     return 2.0 * _SQRT_2_PI * (x + _TANH_A * x ** 3)
 
 
-def _sigmoid_w(x):
+# w(x) and w'(x) of the x sigmoid(w(x)) functions
+_SIG_W = {"gelu_tanh": (_tanh_w, lambda x: 2.0 * _SQRT_2_PI * (1.0 + 3.0 * _TANH_A * x * x)),
+          "silu": (lambda x: x, lambda x: np.ones_like(x)),
+          "quick_gelu": (lambda x: _QUICK_C * x, lambda x: np.full_like(x, _QUICK_C))}
+
+
+def _sigmoid_w(x, form="gelu_tanh"):
     """sigmoid(w) and 1 - sigmoid(w), both without cancellation."""
     with np.errstate(over="ignore", invalid="ignore"):
-        w = _tanh_w(x)
+        w = _SIG_W[form][0](x)
         s = 1.0 / (1.0 + np.exp(-w))
         return s, np.where(w > 0, np.exp(-w) * s, 1.0 - s)
 
@@ -224,6 +245,20 @@ def ref_relu(x):
     return np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
 
 
+def ref_silu(x):
+    """x sigmoid(x) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _gelu_limits(x, x * _sigmoid_w(x, "silu")[0])
+
+
+def ref_quick_gelu(x):
+    """x sigmoid(1.702 x) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _gelu_limits(x, x * _sigmoid_w(x, "quick_gelu")[0])
+
+
 def grad_terms(name, x):
     """The two terms of a GELU derivative in float64: (Phi(x), x phi(x)) for
     ``gelu_erf_grad``, (s, x s (1 - s) w') with s = sigmoid(w) for
@@ -232,11 +267,13 @@ def grad_terms(name, x):
     with np.errstate(all="ignore"):
         if name == "gelu_erf_grad":
             t1, t2 = _ndtr(x), x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        elif name == "gelu_tanh_grad":
-            t1, one_minus = _sigmoid_w(x)
-            t2 = x * t1 * one_minus * (2.0 * _SQRT_2_PI * (1.0 + 3.0 * _TANH_A * x * x))
+        elif name in ("gelu_tanh_grad", "silu_grad", "quick_gelu_grad"):
+            form = name[:-len("_grad")]
+            t1, one_minus = _sigmoid_w(x, form)
+            t2 = x * t1 * one_minus * _SIG_W[form][1](x)
         else:
-            raise ValueError(f"name must be 'gelu_erf_grad' or 'gelu_tanh_grad', got {name!r}")
+            raise ValueError("name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad' or "
+                             f"'quick_gelu_grad', got {name!r}")
     return (np.where(np.isfinite(t1), t1, np.where(np.isnan(x), t1, 0.0)),
             np.where(np.isfinite(t2), t2, 0.0))
 
@@ -253,18 +290,21 @@ def _grad_limits(x, r, big=np.inf):
     return np.where(np.isneginf(x) | (x < -big), 0.0, r)
 
 
+def _ref_grad(name, x, big=np.inf):
+    """The sum of the derivative's two terms, with its limits beyond +-big."""
+    x = np.asarray(x, dtype=np.float64)
+    t1, t2 = grad_terms(name, x)
+    return _grad_limits(x, t1 + t2, big)
+
+
 def ref_gelu_erf_grad(x):
     """Phi(x) + x phi(x) in float64."""
-    x = np.asarray(x, dtype=np.float64)
-    t1, t2 = grad_terms("gelu_erf_grad", x)
-    return _grad_limits(x, t1 + t2)
+    return _ref_grad("gelu_erf_grad", x)
 
 
 def ref_gelu_tanh_grad(x):
     """d/dx of the tanh form in float64."""
-    x = np.asarray(x, dtype=np.float64)
-    t1, t2 = grad_terms("gelu_tanh_grad", x)
-    return _grad_limits(x, t1 + t2, big=1e100)     # x^3 overflows beyond
+    return _ref_grad("gelu_tanh_grad", x, big=1e100)     # x^3 overflows beyond
 
 
 def ref_relu_grad(x):
@@ -273,9 +313,20 @@ def ref_relu_grad(x):
     return (x > 0).astype(np.result_type(x.dtype, np.float16))
 
 
+def ref_silu_grad(x):
+    """d/dx x sigmoid(x) in float64."""
+    return _ref_grad("silu_grad", x)
+
+
+def ref_quick_gelu_grad(x):
+    """d/dx x sigmoid(1.702 x) in float64."""
+    return _ref_grad("quick_gelu_grad", x)
+
+
 REFERENCE = {"gelu_erf": ref_gelu_erf, "gelu_tanh": ref_gelu_tanh, "relu": ref_relu,
              "gelu_erf_grad": ref_gelu_erf_grad, "gelu_tanh_grad": ref_gelu_tanh_grad,
-             "relu_grad": ref_relu_grad}
+             "relu_grad": ref_relu_grad, "silu": ref_silu, "quick_gelu": ref_quick_gelu,
+             "silu_grad": ref_silu_grad, "quick_gelu_grad": ref_quick_gelu_grad}
 
 
 # ------------------------------------------------------------------ mpmath --
@@ -358,8 +409,55 @@ def mp_gelu_tanh_grad(x):
         return _mp_grad(s, X * s * (1 - s) * dw)
 
 
+def _mp_sig_c(form):
+    mp = _mp()
+    return mp.mpf(1) if form == "silu" else mp.mpf("1.702")     # exact decimal
+
+
+def _mp_xsig(form, x):
+    mp = _mp()
+    x = float(x)
+    limit = _mp_gelu_limit(x)
+    if limit is not None:
+        return limit
+    with mp.workdps(_DPS + 20):
+        X = mp.mpf(x)
+        return X / (1 + mp.exp(-_mp_sig_c(form) * X))
+
+
+def _mp_xsig_grad(form, x):
+    mp = _mp()
+    with mp.workdps(_DPS + 20):
+        X = mp.mpf(float(x))
+        c = _mp_sig_c(form)
+        s = 1 / (1 + mp.exp(-c * X))
+        return _mp_grad(s, X * s * (1 - s) * c)
+
+
+def mp_silu(x):
+    """x sigmoid(x) as an mpf (NaN for NaN, the limits at +-inf)."""
+    return _mp_xsig("silu", x)
+
+
+def mp_quick_gelu(x):
+    """x sigmoid(1.702 x) as an mpf, 1.702 exact (NaN for NaN, the limits at +-inf)."""
+    return _mp_xsig("quick_gelu", x)
+
+
+def mp_silu_grad(x):
+    """(silu'(x), its scale max(|s|, |x s (1-s)|)), s = sigmoid(x), as mpfs."""
+    return _mp_xsig_grad("silu", x)
+
+
+def mp_quick_gelu_grad(x):
+    """(quick_gelu'(x), its scale max(|s|, |1.702 x s (1-s)|)), s = sigmoid(1.702 x)."""
+    return _mp_xsig_grad("quick_gelu", x)
+
+
 MP_REFERENCE = {"gelu_erf": mp_gelu_erf, "gelu_tanh": mp_gelu_tanh,
-                "gelu_erf_grad": mp_gelu_erf_grad, "gelu_tanh_grad": mp_gelu_tanh_grad}
+                "gelu_erf_grad": mp_gelu_erf_grad, "gelu_tanh_grad": mp_gelu_tanh_grad,
+                "silu": mp_silu, "quick_gelu": mp_quick_gelu,
+                "silu_grad": mp_silu_grad, "quick_gelu_grad": mp_quick_gelu_grad}
 
 
 # -------------------------------------------------------------- assertions --
@@ -391,7 +489,8 @@ def assert_same_bits(got, want, what=""):
 TWIN_RTOL = 1e-12
 # where the twin underflows or overflows early but the true value is still a
 # (subnormal) float64, float64 results are checked against mpmath instead
-_TWIN_FAILS = {"gelu_erf": (-40.0, -37.0), "gelu_tanh": (-22.5, -21.0)}
+_TWIN_FAILS = {"gelu_erf": (-40.0, -37.0), "gelu_tanh": (-22.5, -21.0),
+               "silu": (-760.0, -700.0), "quick_gelu": (-450.0, -410.0)}
 
 
 def _exact_where_twin_fails(name, x, g, want, scale):

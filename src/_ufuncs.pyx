@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""NumPy ufuncs for GELU (exact and tanh), ReLU, their fused-bias forms and
-their gradients.
+"""NumPy ufuncs for GELU (exact and tanh), ReLU, SiLU, quick GELU, the fused
+bias and gated forms and the gradients.
 
 Design:
 - Every ufunc is a row of the op table (src/gx_ops.h): ``_register`` loops
@@ -41,6 +41,7 @@ cdef extern from "gx_kernels.h" nogil:
     const char *gx_op_doc(int op)
     int gx_nin(int op)
     int gx_op_base(int op)
+    int gx_op_kind(int op)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
     int gx_get_isa()
@@ -136,15 +137,25 @@ cdef object _make(int op):
         gx_op_name(op), gx_op_doc(op), 0)
 
 
-class Op(namedtuple("Op", "name nin base ufunc")):
-    """One row of src/gx_ops.h.  ``base`` is the name of the unfused op a
-    fused-bias op runs on x + b (its own name otherwise)."""
+_KINDS = ("plain", "bias", "gate", "dgate")     # GX_PLAIN ... GX_DGATE
+
+
+class Op(namedtuple("Op", "name nin kind base ufunc")):
+    """One row of src/gx_ops.h.  ``base`` is the name of the op whose formula
+    this one runs (its own name for a plain op); ``kind`` says how:
+    ``"bias"`` base(x + b (, g)), ``"gate"`` base(gate) * up,
+    ``"dgate"`` base(gate, up * g)."""
     __slots__ = ()
 
     @property
     def bias(self):
         """The last input is a bias added to x."""
-        return self.name != self.base
+        return self.kind == "bias"
+
+    @property
+    def gated(self):
+        """Inputs (gate, up) or (gate, up, g): a gated form of base."""
+        return self.kind in ("gate", "dgate")
 
     @property
     def grad(self):
@@ -159,9 +170,9 @@ def _register():
     for op in range(gx_nops()):
         name = gx_op_name(op).decode()
         uf = _make(op)
-        ops[name] = Op(name, gx_nin(op), gx_op_name(gx_op_base(op)).decode(), uf)
+        ops[name] = Op(name, gx_nin(op), _KINDS[gx_op_kind(op)], gx_op_name(gx_op_base(op)).decode(), uf)
         globals()[name] = uf
-        if name.endswith("_grad"):
+        if name.endswith("_grad") and name.startswith(("relu", "gelu_")):     # the ops of 0.1.0
             globals()[name[:-len("_grad")] + "_backward"] = uf
     return ops
 

@@ -67,7 +67,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 
 /* The dispatch tables are filled here, outside the target pragmas, so this
  * code itself runs on any CPU. */
-#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, BASE, DOC)                        \
+#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                        \
     t[ID][GX_F32] = GX_PASTE3(gx_k, KERNEL##_f32, GX_FILL_ISA);             \
     t[ID][GX_F64] = GX_PASTE3(gx_k, KERNEL##_f64, GX_FILL_ISA);             \
     t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);
@@ -96,18 +96,20 @@ static void gx_fill_avx512(gx_kernel t[GX_NOPS][GX_NDT])
 #endif
 
 /* The columns of gx_ops.h as arrays indexed by op. */
-#define GX_NIN_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = NIN,
-#define GX_BASE_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = BASE,
-#define GX_NAME_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = NAME,
-#define GX_DOC_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = DOC,
+#define GX_NIN_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NIN,
+#define GX_BASE_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = BASE,
+#define GX_KIND_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = KIND,
+#define GX_NAME_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NAME,
+#define GX_DOC_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = DOC,
 static const int gx_nin_table[GX_NOPS] = { GX_OPS(GX_NIN_ROW) };
 static const int gx_base_table[GX_NOPS] = { GX_OPS(GX_BASE_ROW) };
+static const int gx_kind_table[GX_NOPS] = { GX_OPS(GX_KIND_ROW) };
 static const char *const gx_name_table[GX_NOPS] = { GX_OPS(GX_NAME_ROW) };
 static const char *const gx_doc_table[GX_NOPS] = { GX_OPS(GX_DOC_ROW) };
 
 /* The loops and drivers hold at most 3 inputs (x, g, b): a row asking for
  * more (or none) does not compile. */
-#define GX_NIN_CHECK(ID, NAME, KERNEL, NIN, BASE, DOC) \
+#define GX_NIN_CHECK(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) \
     typedef char gx_nin_ok_##ID[(NIN) >= 1 && (NIN) <= 3 ? 1 : -1];
 GX_OPS(GX_NIN_CHECK)
 
@@ -115,6 +117,7 @@ GX_OPS(GX_NIN_CHECK)
 int gx_nops(void) { return GX_NOPS; }
 int gx_nin(int op) { return GX_IN_TABLE(op) ? gx_nin_table[op] : 0; }
 int gx_op_base(int op) { return GX_IN_TABLE(op) ? gx_base_table[op] : -1; }
+int gx_op_kind(int op) { return GX_IN_TABLE(op) ? gx_kind_table[op] : -1; }
 const char *gx_op_name(int op) { return GX_IN_TABLE(op) ? gx_name_table[op] : NULL; }
 const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL; }
 

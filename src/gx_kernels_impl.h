@@ -51,6 +51,46 @@
         }                                                                   \
     }
 
+/* The gated forms (gx_ops.h, GX_GATE and GX_DGATE), a block at a time in a
+ * stack buffer, like GX_BIASED:
+ *   GATE:   out = (T)BASE(gate) * up     -- bit-identical to the unfused
+ *           np.multiply(BASE(gate), up): BASE's result is rounded to T first
+ *   DGATE:  out = BASE(gate, (T)(up * g)) -- the unfused BASE(gate, up * g)
+ * In place is safe: each block's inputs are read before its output is
+ * written (BASE itself handles out == gate). */
+#ifndef GX_GATE_B
+#define GX_GATE_B 1024
+#endif
+#define GX_GATED(name, T, BASE)                                             \
+    static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
+    {                                                                       \
+        const T *gp = (const T *)in[0], *up = (const T *)in[1];             \
+        T *out = (T *)out_;                                                 \
+        T s[GX_GATE_B];                                                     \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_GATE_B) {                     \
+            const int m = (int)(n - i0 < GX_GATE_B ? n - i0 : GX_GATE_B);   \
+            const void *p[1] = {gp + i0};                                   \
+            GX_FN(BASE)(p, s, m);                                           \
+            _Pragma("omp simd")                                             \
+            for (int j = 0; j < m; j++) out[i0 + j] = s[j] * up[i0 + j];    \
+        }                                                                   \
+    }
+#define GX_DGATED(name, T, BASE)                                            \
+    static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
+    {                                                                       \
+        const T *gp = (const T *)in[0], *up = (const T *)in[1];             \
+        const T *dp = (const T *)in[2];                                     \
+        T *out = (T *)out_;                                                 \
+        T s[GX_GATE_B];                                                     \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_GATE_B) {                     \
+            const int m = (int)(n - i0 < GX_GATE_B ? n - i0 : GX_GATE_B);   \
+            _Pragma("omp simd")                                             \
+            for (int j = 0; j < m; j++) s[j] = up[i0 + j] * dp[i0 + j];     \
+            const void *p[2] = {gp + i0, s};                                \
+            GX_FN(BASE)(p, out + i0, m);                                    \
+        }                                                                   \
+    }
+
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_NOINLINE __attribute__((noinline))
 #else
@@ -158,8 +198,12 @@ GX_UNARY(gelu_erf_f64, double, gx_gelu_erf_f64(x))
 GX_UNARY(gelu_tanh_f64, double, gx_gelu_tanh_f64(x))
 GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
 GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
+GX_UNARY(silu_f64, double, gx_silu_f64(x))
+GX_UNARY(quick_gelu_f64, double, gx_quick_gelu_f64(x))
+GX_BINARY(silu_grad_f64, double, g, gx_silu_grad_f64(x) * g)
+GX_BINARY(quick_gelu_grad_f64, double, g, gx_quick_gelu_grad_f64(x) * g)
 
-/* float32: float32 lanes from the tables for |x| <= GX_LUT_X (gx_lut.h), the
+/* float32: float32 lanes from the tables for |x| <= T->x (gx_lut.h), the
  * general double formulas for the rest: per element, gx_lut_ok(x) ? the
  * scalar twin of gx_lut.h : the gx_math.h formula, whatever the split */
 GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
@@ -170,6 +214,14 @@ GX_SPLIT(gelu_erf_f32, 1, lut_fwd, GX_FN(gelu_erf_f32_full))
 GX_SPLIT(gelu_tanh_f32, 1, lut_fwd, GX_FN(gelu_tanh_f32_full))
 GX_SPLIT(gelu_erf_grad_f32, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full))
 GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full))
+GX_FULL_FN(silu_f32, gx_silu_f32, 0)
+GX_FULL_FN(quick_gelu_f32, gx_quick_gelu_f32, 0)
+GX_FULL_FN(silu_grad_f32, gx_silu_grad_f32d, 1)
+GX_FULL_FN(quick_gelu_grad_f32, gx_quick_gelu_grad_f32d, 1)
+GX_SPLIT(silu_f32, 1, lut_fwd, GX_FN(silu_f32_full))
+GX_SPLIT(quick_gelu_f32, 1, lut_fwd, GX_FN(quick_gelu_f32_full))
+GX_SPLIT(silu_grad_f32, 2, lut_grad, GX_FN(silu_grad_f32_full))
+GX_SPLIT(quick_gelu_grad_f32, 2, lut_grad, GX_FN(quick_gelu_grad_f32_full))
 
 #define GX_BIASED_ALL(T, SFX)                                               \
     GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \
@@ -178,6 +230,16 @@ GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full))
     GX_BIASED(gelu_tanh_grad_bias_##SFX, T, gelu_tanh_grad_##SFX, 3)
 GX_BIASED_ALL(float, f32)
 GX_BIASED_ALL(double, f64)
+
+#define GX_GATED_ALL(T, SFX)                                                \
+    GX_GATED(swiglu_##SFX, T, silu_##SFX)                                   \
+    GX_GATED(geglu_erf_##SFX, T, gelu_erf_##SFX)                            \
+    GX_GATED(geglu_tanh_##SFX, T, gelu_tanh_##SFX)                          \
+    GX_DGATED(swiglu_dgate_##SFX, T, silu_grad_##SFX)                       \
+    GX_DGATED(geglu_erf_dgate_##SFX, T, gelu_erf_grad_##SFX)                \
+    GX_DGATED(geglu_tanh_dgate_##SFX, T, gelu_tanh_grad_##SFX)
+GX_GATED_ALL(float, f32)
+GX_GATED_ALL(double, f64)
 
 
 /* ------------------------------------------------------------ float16 --
@@ -218,12 +280,21 @@ static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
 /* The float32 kernel of each op (gx_ops.h), for the float16 drivers. */
-#define GX_F32_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
+#define GX_F32_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
 static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
 #undef GX_F32_ROW
-/* float16 op with nin inputs (the bias last if base != op): widen each block,
- * run the float32 kernel of base, round back */
-static void GX_FN(half_run)(int op, int base, int nin, const void *const *in, void *out, gx_intp n)
+/* f[j] = (float)(float16)f[j] */
+static void GX_FN(round_f16)(float *f, uint16_t *hb, int m)
+{
+    GX_FN(f2h)(f, hb, m);
+    GX_FN(h2f)(hb, f, m);
+}
+/* float16 op of the given kind with nin inputs: widen each block, run the
+ * float32 kernel of base, round back.  Each float16 rounding of the unfused
+ * form happens here too (x + b, up * g, BASE(gate) before the product), so the
+ * fused forms give the unfused bits: a product of two float16 values is exact
+ * in float32, and rounding it to float16 is NumPy's float16 multiply. */
+static void GX_FN(half_run)(int kind, int base, int nin, const void *const *in, void *out, gx_intp n)
 {
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
@@ -232,21 +303,29 @@ static void GX_FN(half_run)(int op, int base, int nin, const void *const *in, vo
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
         for (int k = 0; k < nin; k++)
             GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);
-        if (base != op) {
+        if (kind == GX_BIAS) {
             _Pragma("omp simd")
             for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[nin - 1][j];
-            GX_FN(f2h)(b[0], hb, m);
-            GX_FN(h2f)(hb, b[0], m);
+            GX_FN(round_f16)(b[0], hb, m);
+        } else if (kind == GX_DGATE) {
+            _Pragma("omp simd")
+            for (int j = 0; j < m; j++) b[1][j] = b[1][j] * b[2][j];
+            GX_FN(round_f16)(b[1], hb, m);
         }
         const void *p[2] = {b[0], b[1]};
         k32(p, ob, m);
+        if (kind == GX_GATE) {
+            GX_FN(round_f16)(ob, hb, m);
+            _Pragma("omp simd")
+            for (int j = 0; j < m; j++) ob[j] = ob[j] * b[1][j];
+        }
         GX_FN(f2h)(ob, (uint16_t *)out + i0, m);
     }
 }
-#define GX_HALF_ROW(ID, NAME, KERNEL, NIN, BASE, DOC)                       \
+#define GX_HALF_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                       \
     static void GX_FN(KERNEL##_f16)(const void *const *in, void *out, gx_intp n) \
     {                                                                       \
-        GX_FN(half_run)(ID, BASE, NIN, in, out, n);                         \
+        GX_FN(half_run)(KIND, BASE, NIN, in, out, n);                       \
     }
 GX_OPS(GX_HALF_ROW)
 #undef GX_HALF_ROW
@@ -255,6 +334,9 @@ GX_OPS(GX_HALF_ROW)
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL
+#undef GX_GATED
+#undef GX_DGATED
+#undef GX_GATED_ALL
 #undef GX_SPLIT
 #undef GX_FULL_FN
 #undef GX_SPLIT_PATCH

@@ -33,8 +33,8 @@
 #define GX_VLUT_PREP(i) (void)0
 #define GX_VLUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
 #define GX_VNEGMASK(x) _mm512_movepi32_mask(_mm512_castps_si512(x))
-/* bits of the elements gx_lut_ok rejects: |x| > GX_LUT_X, or NaN */
-#define GX_VBAD(x) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(GX_LUT_X), _CMP_NLE_UQ))
+/* bits of the elements gx_lut_ok rejects: |x| > X (the table's T->x), or NaN */
+#define GX_VBAD(x, X) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ))
 #define gx_vmask __mmask16
 #define GX_VSEL(m, a, b) _mm512_mask_blend_ps(m, b, a)          /* m ? a : b */
 /* g is +-0, +-inf or NaN (fpclass: QNaN, +0, -0, +inf, -inf, SNaN) */
@@ -75,8 +75,8 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
 }
 #define gx_vmask __m256
 #define GX_VNEGMASK(x) (x)                                       /* blendv reads the sign bit */
-#define GX_VBAD(x) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(                       \
-    _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(GX_LUT_X), _CMP_NLE_UQ)))
+#define GX_VBAD(x, X) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(                    \
+    _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X, _CMP_NLE_UQ)))
 #define GX_VSEL(m, a, b) _mm256_blendv_ps(b, a, m)
 #define GX_VSPECIAL(g) _mm256_or_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ), \
     _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ))
@@ -85,8 +85,9 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
 #endif
 
 #ifdef GX_VW
-/* The tables of one gx_lut, ready for GX_VLUT. */
+/* The tables of one gx_lut, ready for GX_VLUT, and its range constants. */
 #define GX_VTABS_DECL(R, T)                                                 \
+    const gx_vf R##x = GX_VSET((T)->x), R##k = GX_VSET((T)->k), R##k2 = GX_VSET((T)->k2); \
     gx_vtab R##c, R##h, R##m[7];                                            \
     GX_VTAB_LOAD(R##c, (T)->c);                                             \
     GX_VTAB_LOAD(R##h, (T)->h);                                             \
@@ -101,8 +102,8 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
 /* One vector of gx_lut_fwd (G = 0) or gx_lut_grad (G = 1). */
 #define GX_LUT_BODY(R, xv, gv, G, res)                                      \
     do {                                                                    \
-        gx_vf a_ = GX_VMIN(GX_VABS(xv), GX_VSET(GX_LUT_X));   /* gx_lut_clamp */ \
-        gx_vf t_ = GX_VFMA(a_, GX_VFMA(a_, GX_VSET(GX_LUT_K2), GX_VSET(GX_LUT_K)), GX_VSET(0.5f)); \
+        gx_vf a_ = GX_VMIN(GX_VABS(xv), R##x);          /* gx_lut_clamp */ \
+        gx_vf t_ = GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f));     \
         gx_vi i_ = GX_VINDEX(t_);                                           \
         GX_VLUT_PREP(i_);                                                   \
         gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)));       \
@@ -150,7 +151,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
             gv = GX_VLOAD(gb);                                              \
         }                                                                   \
         GX_LUT_BODY(R, xv, gv, G, r);                                       \
-        uint64_t b = GX_VBAD(xv);                                           \
+        uint64_t b = GX_VBAD(xv, Rx);                                           \
         bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
             GX_VSTORE(o + j, r);                                            \
@@ -165,7 +166,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j++) {                                           \
         o[j] = G ? gx_lut_grad(T, x[j], g[j]) : gx_lut_fwd(T, x[j]);        \
-        int ok = gx_lut_ok(x[j]);                                           \
+        int ok = gx_lut_ok(T, x[j]);                                           \
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
     }
 #endif

@@ -25,6 +25,8 @@
  *                     = x * sigmoid(2u)       (no cancellation for x < 0)
  *   gelu_erf_grad(x)  = Phi(x) + x phi(x)
  *   gelu_tanh_grad(x) = sigmoid(2u) + x sigmoid(2u) (1 - sigmoid(2u)) 2 u'(x)
+ *   silu(x)           = x * sigmoid(x),  quick_gelu(x) = x * sigmoid(1.702 x)
+ *                       (one algorithm with the tanh form: x sigmoid(w(x)))
  *   relu(x)           = max(x, 0), NaN -> NaN
  *
  * How Phi is computed.  With t = |x|, the upper tail is
@@ -341,37 +343,72 @@ GX_INLINE float gx_gelu_erf_f32_full(float xf)
     return (float)((x != x || x == 0) ? x : r);
 }
 
-/* ------------------------------------------------------------- tanh form -- */
+/* ------------------------------------- x sigmoid(w(x)): tanh form, SiLU -- */
 
-/* w = 2u = c x (1 + a x^2), c = 2 sqrt(2/pi), returned as hi + lo because
- * exp(-w) amplifies the relative error of w by |w| (up to ~745 before
- * underflow); c and a (0.044715 is not a double) carry low parts too.  Also
- * returns x w'(x) = c x (1 + 3 a x^2) = 3 w - 2 c x (for the derivative: one
- * rounding instead of five; 3w/2cx >= 3/2, so at most a 3x cancellation). */
-GX_INLINE void gx_tanh_arg(double x, double *hi, double *lo, double *xdw)
+/* Three functions share one shape, f(x) = x sigmoid(w(x)) with w odd:
+ *   GX_SIG_TANH   w = 2u = c x (1 + a x^2), c = 2 sqrt(2/pi)  (tanh GELU)
+ *   GX_SIG_SILU   w = x                                     (SiLU / swish)
+ *   GX_SIG_QUICK  w = 1.702 x                               (quick GELU)
+ * so they share one algorithm: the form is a compile-time constant after
+ * inlining, and the tanh form's operations (and bits) are those it had alone.
+ * 1.702 is not a double: QUICK_HI + QUICK_LO, as 0.044715 above. */
+#define GX_SIG_TANH 0
+#define GX_SIG_SILU 1
+#define GX_SIG_QUICK 2
+#define GX_QUICK_HI 0x1.b3b645a1cac08p+0     /* 1.702 = HI + LO */
+#define GX_QUICK_LO 0x1.89374bc6a7efap-55
+
+/* w = hi + lo, and x w'(x) = xh + xl (for the derivative):
+ *   tanh:  x w' = c x (1 + 3 a x^2) = 3 w - 2 c x (3w/2cx >= 3/2: at most a 3x
+ *          cancellation, carried as a TwoSum); exp(-w) amplifies the relative
+ *          error of w by |w| (up to ~745 before underflow), so c and a carry
+ *          low parts too;
+ *   SiLU:  w = x, x w' = x, exact;
+ *   quick: w = x w' = 1.702 x. */
+GX_INLINE void gx_sig_arg(double x, int form, double *hi, double *lo, double *xh, double *xl)
 {
-    double x2 = x * x, x2l = fma(x, x, -x2);
-    double p = fma(GX_TANH_A_HI, x2, 1.0);              /* 1 + a x^2 */
-    double pl = fma(GX_TANH_A_HI, x2, 1.0 - p) + (GX_TANH_A_HI * x2l + GX_TANH_A_LO * x2);
-    double c = 2.0 * GX_SQRT_2_PI_HI, cl = 2.0 * GX_SQRT_2_PI_LO;
-    double cx = c * x, cxl = fma(c, x, -cx) + cl * x;  /* c x */
-    double w = cx * p;
-    double wl = fma(cx, p, -w) + (cx * pl + cxl * p);
-    *hi = w;
-    *lo = wl;
-    *xdw = fma(3.0, w, -2.0 * cx) + (3.0 * wl - 2.0 * cxl);
+    if (form == GX_SIG_SILU) {
+        *hi = x; *lo = 0.0; *xh = x; *xl = 0.0;
+    } else if (form == GX_SIG_QUICK) {
+        double w = GX_QUICK_HI * x;
+        double wl = fma(GX_QUICK_HI, x, -w) + GX_QUICK_LO * x;
+        *hi = w; *lo = wl; *xh = w; *xl = wl;
+    } else {
+        double x2 = x * x, x2l = fma(x, x, -x2);
+        double p = fma(GX_TANH_A_HI, x2, 1.0);              /* 1 + a x^2 */
+        double pl = fma(GX_TANH_A_HI, x2, 1.0 - p) + (GX_TANH_A_HI * x2l + GX_TANH_A_LO * x2);
+        double c = 2.0 * GX_SQRT_2_PI_HI, cl = 2.0 * GX_SQRT_2_PI_LO;
+        double cx = c * x, cxl = fma(c, x, -cx) + cl * x;  /* c x */
+        double w = cx * p;
+        double wl = fma(cx, p, -w) + (cx * pl + cxl * p);
+        *hi = w;
+        *lo = wl;
+        double w3 = 3.0 * w, w3l = fma(3.0, w, -w3);
+        double h = w3 - 2.0 * cx, bb = h - w3;              /* TwoSum */
+        *xh = h;
+        *xl = ((w3 - (h - bb)) + (-2.0 * cx - bb)) + (w3l + (3.0 * wl - 2.0 * cxl));
+    }
 }
 
-/* The float64 tanh form's common start: x clamped to [-24, 24] (w(24) > 1000:
- * sigmoid is 1 or underflows; x^3 cannot overflow), w = 2u as hi + lo and
- * e^{-|w|} = 2^k (1 + s + sl), with 2^k = f1 f2 (two normal factors). */
-typedef struct { double xc, w, wl, xdw, s, sl, k, f1, f2; } gx_tanh_e;
-
-GX_INLINE gx_tanh_e gx_tanh_exp_f64(double x)
+/* |x| beyond which the float64 forms are clamped: |w| > 800 there, so
+ * sigmoid(w) is 1 or e^{-|w|} < 2^-1154 and x e^{-|w|} underflows (and for
+ * the tanh form x^3 cannot overflow). */
+GX_INLINE double gx_sig_lim64(int form)
 {
-    gx_tanh_e t;
-    t.xc = x < -24.0 ? -24.0 : (x > 24.0 ? 24.0 : x);
-    gx_tanh_arg(t.xc, &t.w, &t.wl, &t.xdw);
+    return form == GX_SIG_SILU ? 800.0 : (form == GX_SIG_QUICK ? 470.0 : 24.0);
+}
+
+/* The float64 common start: x clamped to the form's limit, w = hi + lo,
+ * x w' = xh + xl, and e^{-|w|} = 2^k (1 + s + sl), 2^k = f1 f2 (two normal
+ * factors). */
+typedef struct { double xc, w, wl, xh, xl, s, sl, k, f1, f2; } gx_sig_e;
+
+GX_INLINE gx_sig_e gx_sig_exp_f64(double x, int form)
+{
+    gx_sig_e t;
+    const double lim = gx_sig_lim64(form);
+    t.xc = x < -lim ? -lim : (x > lim ? lim : x);
+    gx_sig_arg(t.xc, form, &t.w, &t.wl, &t.xh, &t.xl);
     t.s = gx_exp_parts(-fabs(t.w), t.w < 0 ? t.wl : -t.wl, &t.sl, &t.k, 1);
     double k1 = gx_rint(0.5 * t.k);
     t.f1 = gx_pow2(k1);
@@ -382,9 +419,9 @@ GX_INLINE gx_tanh_e gx_tanh_exp_f64(double x)
 /* x sigmoid(w) = x / (1 + e^-w) for w >= 0 and x e^w / (1 + e^w) for w < 0,
  * with e^{-|w|} = 2^k (1 + s): no overflow, and for w < 0 the power of two is
  * applied last so the tail is rounded once into the subnormals, not flushed. */
-GX_INLINE double gx_gelu_tanh_f64(double x)
+GX_INLINE double gx_xsig_f64(double x, int form)
 {
-    const gx_tanh_e t = gx_tanh_exp_f64(x);
+    const gx_sig_e t = gx_sig_exp_f64(x, form);
     const double xc = t.xc, w = t.w, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
     /* everything as double-double, so that only the last step rounds:
      * m = 1 + s + sl, e = m 2^k = e^{-|w|} in (0, 1], d = 1 + e,
@@ -405,13 +442,23 @@ GX_INLINE double gx_gelu_tanh_f64(double x)
     return (x != x || x == 0) ? x : r;                        /* NaN, sign of 0 */
 }
 
-GX_INLINE float gx_gelu_tanh_f32(float xf)
+/* float32 grade (any float32 x): w in plain double (relative error ~2^-52,
+ * times |w| <= 225 through the exp), |x| clamped where x sigmoid(w) <
+ * 2^-150 (tanh 12: w = 150; SiLU 120; quick 72: w = 122), so 2^k is one
+ * normal double. */
+GX_INLINE double gx_sig_w32(double xc, int form)
 {
-    /* float32 grade: w in plain double (relative error ~2^-52, times |w| <= 150),
-     * |x| clamped at 12 (x sigmoid(w) < 2^-150 below -11), 2^k one normal double */
+    if (form == GX_SIG_SILU) return xc;
+    if (form == GX_SIG_QUICK) return GX_QUICK_HI * xc;
+    return (2.0 * GX_SQRT_2_PI_HI) * xc * fma(GX_TANH_A, xc * xc, 1.0);
+}
+
+GX_INLINE float gx_xsig_f32(float xf, int form)
+{
     double x = (double)xf;
-    double xc = x < -12.0 ? -12.0 : (x > 12.0 ? 12.0 : x);
-    double w = (2.0 * GX_SQRT_2_PI_HI) * xc * fma(GX_TANH_A, xc * xc, 1.0);
+    const double lim = form == GX_SIG_SILU ? 120.0 : (form == GX_SIG_QUICK ? 72.0 : 12.0);
+    double xc = x < -lim ? -lim : (x > lim ? lim : x);
+    double w = gx_sig_w32(xc, form);
     double sl, k;
     double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
     double e = (1.0 + s) * gx_pow2(k);
@@ -419,6 +466,13 @@ GX_INLINE float gx_gelu_tanh_f32(float xf)
     double r = num / (1.0 + e);
     return (float)(x != x ? x : r);
 }
+
+GX_INLINE double gx_gelu_tanh_f64(double x) { return gx_xsig_f64(x, GX_SIG_TANH); }
+GX_INLINE float gx_gelu_tanh_f32(float x) { return gx_xsig_f32(x, GX_SIG_TANH); }
+GX_INLINE double gx_silu_f64(double x) { return gx_xsig_f64(x, GX_SIG_SILU); }
+GX_INLINE float gx_silu_f32(float x) { return gx_xsig_f32(x, GX_SIG_SILU); }
+GX_INLINE double gx_quick_gelu_f64(double x) { return gx_xsig_f64(x, GX_SIG_QUICK); }
+GX_INLINE float gx_quick_gelu_f32(float x) { return gx_xsig_f32(x, GX_SIG_QUICK); }
 
 /* ---------------------------------------------------------- derivatives -- */
 
@@ -458,29 +512,24 @@ GX_INLINE double gx_gelu_erf_grad_core(double x, int hp)
     return x != x ? x : r;
 }
 
-/* sigmoid(w) (1 + x w'(x) (1 - sigmoid(w))), x w'(x) = c x (1 + 3 a x^2):
+/* d/dx x sigmoid(w) = sigmoid(w) (1 + x w'(x) (1 - sigmoid(w))):
  *   w >= 0:  sigmoid = 1/d, 1 - sigmoid = e/d,  d = 1 + e, e = e^-w
  *   w < 0:   sigmoid = e/d (scaled by 2^k last), 1 - sigmoid = 1/d
  * Two algorithms, one per grade.  The special values are common. */
-GX_INLINE double gx_gelu_tanh_grad_special(double x, double r)
+GX_INLINE double gx_xsig_grad_special(double x, double r)
 {
     r = x == INFINITY ? 1.0 : (x == -INFINITY ? 0.0 : r);
     return x != x ? x : r;
 }
 
 /* float64: every factor as double-double and one rounding at the end (plain
- * double already loses ~5 ULP(s) near x = -3, where x w' ~ -10 and the sum
- * cancels 10x). */
-GX_INLINE double gx_gelu_tanh_grad_f64(double x)
+ * double already loses ~5 ULP(s) near x = -3 for the tanh form, where
+ * x w' ~ -10 and the sum cancels 10x). */
+GX_INLINE double gx_xsig_grad_f64(double x, int form)
 {
-    const gx_tanh_e t = gx_tanh_exp_f64(x);
-    const double xc = t.xc, w = t.w, wl = t.wl, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
-    /* x w' = 3 w - 2 c x, exactly as xh + xl */
-    double c = 2.0 * GX_SQRT_2_PI_HI;
-    double cx = c * xc, cxl = fma(c, xc, -cx) + (2.0 * GX_SQRT_2_PI_LO) * xc;
-    double w3 = 3.0 * w, w3l = fma(3.0, w, -w3);
-    double xh = w3 - 2.0 * cx, bb = xh - w3;                /* TwoSum */
-    double xl = ((w3 - (xh - bb)) + (-2.0 * cx - bb)) + (w3l + (3.0 * wl - 2.0 * cxl));
+    const gx_sig_e t = gx_sig_exp_f64(x, form);
+    const double w = t.w, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
+    const double xh = t.xh, xl = t.xl;                        /* x w' */
     /* m = 1 + s + sl, e = m 2^k, d = 1 + e, inv = 1/d: all double-double */
     double mh = 1.0 + s, ml = ((1.0 - mh) + s) + sl;
     double eh = (mh * f1) * f2, el = (ml * f1) * f2;
@@ -499,35 +548,44 @@ GX_INLINE double gx_gelu_tanh_grad_f64(double x)
     double il = ((1.0 - (ih - b2)) + (th - b2)) + tl;
     double r = fma(ih, sgh, ih * sgl + il * sgh);
     r = w >= 0 ? r : (r * f1) * f2;
-    return gx_gelu_tanh_grad_special(x, r);
+    return gx_xsig_grad_special(x, r);
 }
 
 /* float32 inputs (the general formula behind the float32 tables): plain
  * double, ~2^-49 relative, returned in double for the product with g.
- * |x| > 16 is clamped: e^w(16) < 2^-450, so even times a 2^128 grad the
- * product underflows float32. */
-GX_INLINE double gx_gelu_tanh_grad_f32d(float xf)
+ * |x| is clamped where f'(x) < 2^-300 (tanh 16, SiLU 220, quick 130), so even
+ * times a 2^128 grad the product underflows float32, and 2^k stays normal. */
+GX_INLINE double gx_xsig_grad_f32d(float xf, int form)
 {
     double x = (double)xf;
-    double xc = x < -16.0 ? -16.0 : (x > 16.0 ? 16.0 : x);
-    double c = 2.0 * GX_SQRT_2_PI_HI, x2 = xc * xc;
-    double w = c * xc * fma(GX_TANH_A, x2, 1.0);
-    double xdw = c * xc * fma(3.0 * GX_TANH_A, x2, 1.0);
+    const double lim = form == GX_SIG_SILU ? 220.0 : (form == GX_SIG_QUICK ? 130.0 : 16.0);
+    double xc = x < -lim ? -lim : (x > lim ? lim : x);
+    double w = gx_sig_w32(xc, form);
+    double xdw = form == GX_SIG_SILU ? xc
+               : (form == GX_SIG_QUICK ? w : (2.0 * GX_SQRT_2_PI_HI) * xc * fma(3.0 * GX_TANH_A, xc * xc, 1.0));
     double sl, k;
     double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
     double m = 1.0 + s;
-    double e = m * gx_pow2(k);                      /* k >= -460: normal */
+    double e = m * gx_pow2(k);
     double inv = 1.0 / (1.0 + e);
     double sm = w >= 0 ? e * inv : inv;
     double sg = w >= 0 ? inv : e * inv;
-    return gx_gelu_tanh_grad_special(x, sg * fma(xdw, sm, 1.0));
+    return gx_xsig_grad_special(x, sg * fma(xdw, sm, 1.0));
 }
+
+GX_INLINE double gx_gelu_tanh_grad_f64(double x) { return gx_xsig_grad_f64(x, GX_SIG_TANH); }
+GX_INLINE double gx_gelu_tanh_grad_f32d(float x) { return gx_xsig_grad_f32d(x, GX_SIG_TANH); }
+GX_INLINE double gx_silu_grad_f64(double x) { return gx_xsig_grad_f64(x, GX_SIG_SILU); }
+GX_INLINE double gx_silu_grad_f32d(float x) { return gx_xsig_grad_f32d(x, GX_SIG_SILU); }
+GX_INLINE double gx_quick_gelu_grad_f64(double x) { return gx_xsig_grad_f64(x, GX_SIG_QUICK); }
+GX_INLINE double gx_quick_gelu_grad_f32d(float x) { return gx_xsig_grad_f32d(x, GX_SIG_QUICK); }
 
 GX_INLINE double gx_gelu_erf_grad_f64(double x) { return gx_gelu_erf_grad_core(x, 1); }
 /* float32 inputs: the float32-grade polynomials, result still in double */
 GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((double)x, 0); }
 GX_INLINE float gx_gelu_erf_grad_f32(float x) { return (float)gx_gelu_erf_grad_f32d(x); }
 GX_INLINE float gx_gelu_tanh_grad_f32(float x) { return (float)gx_gelu_tanh_grad_f32d(x); }
+
 
 /* ----------------------------------------------------------------- ReLU -- */
 

@@ -36,16 +36,32 @@ def result_dtype(dt):
 
 class UfuncSpec(NamedTuple):
     """One ufunc of the op table: its inputs are x, then g if ``grad``, then
-    b if ``bias``; ``base`` is the function it computes at x (+ b)."""
+    b if ``bias``; ``base`` is the function it computes at x (+ b).  A gated
+    op (``kind`` "gate" or "dgate") takes (gate, up) or (gate, up, g) and is
+    ``base(gate) * up`` or ``base(gate, up * g)``."""
     name: str
     nin: int
     base: str
     grad: bool
     bias: bool
     ufunc: object
+    kind: str = "plain"
+
+    @property
+    def roles(self):
+        """The inputs' roles in order: x (or the gate), g, b, u (up)."""
+        if self.kind == "gate":
+            return ["x", "u"]
+        if self.kind == "dgate":
+            return ["x", "u", "g"]
+        return ["x"] + (["g"] if self.grad else []) + (["b"] if self.bias else [])
+
+    @property
+    def gated(self):
+        return self.kind in ("gate", "dgate")
 
 
-UFUNCS = [UfuncSpec(op.name, op.nin, op.base, op.grad, op.bias, op.ufunc)
+UFUNCS = [UfuncSpec(op.name, op.nin, op.base, op.grad, op.bias, op.ufunc, op.kind)
           for op in _ufuncs.OPS.values()]
 UFUNC_IDS = [u.name for u in UFUNCS]
 SPECS_BY_NAME = {u.name: u for u in UFUNCS}
@@ -65,12 +81,34 @@ def loop_inputs(spec, args, out_dtype=None):
     return x, (cast[1] if spec.grad else None), np.dtype(loop if out_dtype is None else out_dtype)
 
 
+def gated_unfused(spec, args, dtype):
+    """What gated ufunc ``spec`` must equal bit for bit: the unfused
+    composition of its base ufunc with NumPy's multiply, in ``dtype``."""
+    base = SPECS_BY_NAME[spec.base].ufunc
+    a = [np.asarray(v).astype(dtype) for v in args]
+    with np.errstate(all="ignore"):
+        if spec.kind == "gate":
+            return np.multiply(base(a[0]), a[1])
+        return base(a[0], np.multiply(a[1], a[2]))
+
+
 def assert_close_to_reference(spec, got, args):
     """``got`` is what ``spec.ufunc(*args)`` must return: within
-    gelu_ext.testing's bounds of the slow twin (bit-exact for ReLU)."""
+    gelu_ext.testing's bounds of the slow twin (bit-exact for ReLU; the gated
+    forms bit-identical to the unfused composition, whose base op is held to
+    the twin by its own checks)."""
     got = np.asarray(got)
     x, g, dt = loop_inputs(spec, args, got.dtype)
     assert got.dtype == dt, (got.dtype, dt)
+    if spec.gated:
+        arrs = [np.asarray(a) for a in args]
+        loop = np.result_type(*[result_dtype(a.dtype) for a in arrs])
+        want = gated_unfused(spec, arrs, loop).astype(dt)
+        testing.assert_same_bits(got, np.broadcast_to(want, got.shape), spec.name)
+        testing.assert_matches_reference(spec.base, SPECS_BY_NAME[spec.base].ufunc(
+            *([x] + ([np.ones_like(x)] if spec.kind == "dgate" else []))), x,
+            np.ones_like(x) if spec.kind == "dgate" else None)
+        return
     testing.assert_matches_reference(spec.base, got, x, g)
 
 

@@ -54,7 +54,8 @@ class Check:
         return testing.allowed_error(self.name, dt, x64, exact, scale), unit
 
 
-CHECKS = [Check(name) for name in ("gelu_erf", "gelu_tanh", "gelu_erf_grad", "gelu_tanh_grad")]
+CHECKS = [Check(name) for name in ("gelu_erf", "gelu_tanh", "gelu_erf_grad", "gelu_tanh_grad",
+                                   "silu", "quick_gelu", "silu_grad", "quick_gelu_grad")]
 # scope="module": pytest runs all ISA paths of one check back to back, so the
 # one-entry caches below compute each reference once
 check_param = pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.name, scope="module")
@@ -107,14 +108,15 @@ def random_bit_patterns(n=10_000_000, seed=20240611):
 
 def subnormal_result_inputs(check):
     """Every float32 x < 0 whose exact result is subnormal or rounds to 0 from
-    it (located on a coarse scan of the twin, then enumerated exhaustively)."""
-    scan = f32_range(-16.0, -4.0, 4096).astype(np.float64)
+    it (located on a coarse scan of the twin, then enumerated exhaustively;
+    x ~ -14 for the GELU forms, ~ -100 for SiLU)."""
+    scan = f32_range(-128.0, -4.0, 4096).astype(np.float64)
     with np.errstate(all="ignore"):
         y = np.abs(check.ref64(scan))
     tiny = float(np.finfo(np.float32).smallest_normal)
     low = float(np.finfo(np.float32).smallest_subnormal) / 4
     hit = scan[(y < tiny) & (y > low)]
-    assert hit.size, f"{check.name}: no subnormal results in [-16, -4]"
+    assert hit.size, f"{check.name}: no subnormal results in [-128, -4]"
     step = scan[0] - scan[1]
     return f32_range(float(hit.min()) - step, float(hit.max()) + step)
 

@@ -288,6 +288,9 @@ def test_all_lists_the_public_api():
         "gelu_erf_grad", "gelu_tanh_grad", "gelu_erf_bias_grad", "gelu_tanh_bias_grad",
         "relu_backward", "gelu_erf_backward", "gelu_tanh_backward",
         "gelu_erf_bias_backward", "gelu_tanh_bias_backward",
+        "silu", "silu_grad", "quick_gelu", "quick_gelu_grad",
+        "swiglu", "geglu", "swiglu_grad", "geglu_grad",
+        "geglu_erf", "geglu_tanh", "swiglu_dgate", "geglu_erf_dgate", "geglu_tanh_dgate",
         "show_config", "get_num_threads", "set_num_threads",
     ])
 

@@ -19,6 +19,7 @@ SPECS = SPECS_BY_NAME
 # (fused-bias ufunc, the unfused one it must match bit for bit), from the op table
 FUSED = [(u.name, u.base) for u in UFUNCS if u.bias and not u.grad]
 FUSED_GRAD = [(u.name, u.base) for u in UFUNCS if u.bias and u.grad]
+GATED = [u for u in UFUNCS if u.gated]
 
 # --------------------------------------------------------------- values --
 
@@ -37,13 +38,13 @@ def make_values(dt, n, role, seed):
     if dt.kind == "u":
         return rng.integers(0, 8, n).astype(dt)
     if dt.kind == "i":
-        lo, hi = {"x": (-6, 7), "g": (-3, 4), "b": (-2, 3)}[role]
+        lo, hi = {"x": (-6, 7), "g": (-3, 4), "u": (-3, 4), "b": (-2, 3)}[role]
         return rng.integers(lo, hi, n).astype(dt)
     if role == "x":
         v = rng.uniform(-6.0, 6.0, n)
         k = min(n, len(SPECIALS))
         v[rng.permutation(n)[:k]] = SPECIALS[:k]
-    elif role == "g":
+    elif role in ("g", "u"):
         v = rng.uniform(-3.0, 3.0, n)
     else:
         v = rng.uniform(-1.0, 1.0, n)
@@ -80,8 +81,7 @@ def placed(vals, layout, dt):
 
 def build_args(spec, dt, layout):
     """The ufunc's inputs in ``layout`` and the storage holding x."""
-    roles = ["x", "g", "b"] if spec.nin == 3 else (["x", "g"] if spec.grad else ["x", "b"])
-    roles = roles[:spec.nin]
+    roles = spec.roles
     if layout == "broadcast":
         st = np.zeros(BATCH * FEATURES + PAD, dtype=dt)
         if spec.nin == 1:
@@ -93,8 +93,8 @@ def build_args(spec, dt, layout):
             x[...] = make_values(dt, BATCH * FEATURES, "x", 1).reshape(BATCH, FEATURES)
         args = [x]
         for i, role in enumerate(roles[1:], start=2):
-            if role == "g":
-                args.append(np.dtype(dt).type(make_values(dt, 1, "g", i)[0]))  # scalar grad
+            if role in ("g", "u"):
+                args.append(np.dtype(dt).type(make_values(dt, 1, role, i)[0]))  # scalar grad / up
             else:
                 args.append(make_values(dt, FEATURES, "b", i))                 # (features,) bias
         return args, st
@@ -312,11 +312,17 @@ def test_wrong_number_of_arguments_raises(spec):
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
 def test_op_table_row_is_consistent(spec):
     """src/gx_ops.h: inputs are x, then g for a derivative, then b for a
-    fused bias, whose base op takes the same inputs but b; every function
-    computed has a slow twin and bounds."""
-    assert spec.nin == 1 + spec.grad + spec.bias
+    fused bias, whose base op takes the same inputs but b; a gated op takes
+    (gate, up) and runs its unary base, its gate gradient (gate, up, g) and
+    runs a derivative; every function computed has a slow twin and bounds."""
+    assert spec.nin == len(spec.roles)
     base = SPECS_BY_NAME[spec.base]
-    assert (base.base, base.bias, base.grad) == (spec.base, False, spec.grad)
+    if spec.gated:
+        assert (base.kind, base.grad, spec.grad) == ("plain", spec.kind == "dgate", False)
+        assert spec.name.endswith("_dgate") == (spec.kind == "dgate")
+    else:
+        assert spec.nin == 1 + spec.grad + spec.bias
+        assert (base.base, base.bias, base.grad) == (spec.base, False, spec.grad)
     assert spec.base in testing.REFERENCE
     for dt in FLOAT_DTYPES:
         testing.bound(spec.base, dt, "bulk")            # raises KeyError if missing
@@ -359,7 +365,7 @@ def strided_cases():
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("spec, which", list(strided_cases()))
 def test_chunked_strided_path(spec, which, dt, n):
-    roles = ["x", "g", "b"][:spec.nin] if spec.grad else ["x", "b"][:spec.nin]
+    roles = spec.roles
     flat = [make_values(dt, n, r, 10 + i) for i, r in enumerate(roles)]
     args = []
     for k, v in enumerate(flat):
@@ -388,7 +394,7 @@ LARGE = (1 << 17) + 5           # above the parallel threshold: the threaded pat
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
 def test_large_array_matches_reference(spec, dt, layout):
-    roles = ["x", "g", "b"][:spec.nin] if spec.grad else ["x", "b"][:spec.nin]
+    roles = spec.roles
     flat = [make_values(dt, LARGE, r, 20 + i) for i, r in enumerate(roles)]
     args = flat if layout == "contiguous" else [np.repeat(v, 2)[::2] for v in flat]
     assert_close_to_reference(spec, spec.ufunc(*args), flat)
