@@ -180,14 +180,18 @@ GX_BIASED_ALL(float, f32)
 GX_BIASED_ALL(double, f64)
 
 
-/* ------------------------------------------------------------ float16 --
- * float16 arrays run the float32 kernels: each block of GX_HALF_B elements is
- * widened (exact), computed, and rounded back to float16 once.  The
- * conversions are one instruction per vector where the ISA has them (F16C on
- * the AVX2 path, AVX-512F) and the scalar round-to-nearest-even functions of
- * gx_kernels.c elsewhere: the same bits either way.  The fused-bias forms
- * round x + b to float16 first, so they give the bits of the unfused op on the
- * float16 sum. */
+/* ------------------------------------------------- float16, bfloat16 --
+ * 16-bit arrays run the float32 kernels: each block of GX_HALF_B elements is
+ * widened (exact), computed, and rounded back once.  One block driver,
+ * narrow_run, for both; what differs is the conversion pair.
+ * float16: one instruction per vector where the ISA has it (F16C on the AVX2
+ * path, AVX-512F) and the scalar round-to-nearest-even functions of
+ * gx_kernels.c elsewhere.  bfloat16: plain integer loops (gx_kernels.h) that
+ * GCC vectorises for each path.  The same bits on every path either way.
+ * The fused-bias forms round x + b to the 16-bit type first, so they give the
+ * bits of the unfused op on the 16-bit sum (float32 holds 24 bits, >= 2p + 2
+ * for p = 11 and 8, so summing in float32 and rounding once more is the
+ * correctly rounded 16-bit sum: no double-rounding error). */
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -217,13 +221,26 @@ static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
 #endif
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
-/* The float32 kernel of each op (gx_ops.h), for the float16 drivers. */
+static GX_NOINLINE void GX_FN(b2f)(const uint16_t *h, float *f, int n)
+{
+    _Pragma("omp simd")
+    for (int j = 0; j < n; j++) f[j] = gx_bfloat16_to_float(h[j]);
+}
+static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
+{
+    _Pragma("omp simd")
+    for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
+}
+/* The float32 kernel of each op (gx_ops.h), for the 16-bit drivers. */
 #define GX_F32_ROW(ID, NAME, KERNEL, NIN, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
 static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
 #undef GX_F32_ROW
-/* float16 op with nin inputs (the bias last if base != op): widen each block,
- * run the float32 kernel of base, round back */
-static void GX_FN(half_run)(int op, int base, int nin, const void *const *in, void *out, gx_intp n)
+/* A 16-bit op with nin inputs (the bias last if base != op): widen each
+ * block, run the float32 kernel of base, round back; widen/narrow are the
+ * 16-bit type's conversions (h2f/f2h, b2f/f2b) */
+static void GX_FN(narrow_run)(void (*widen)(const uint16_t *, float *, int),
+                              void (*narrow)(const float *, uint16_t *, int),
+                              int op, int base, int nin, const void *const *in, void *out, gx_intp n)
 {
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
@@ -231,25 +248,29 @@ static void GX_FN(half_run)(int op, int base, int nin, const void *const *in, vo
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
         for (int k = 0; k < nin; k++)
-            GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);
+            widen((const uint16_t *)in[k] + i0, b[k], m);
         if (base != op) {
             _Pragma("omp simd")
             for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[nin - 1][j];
-            GX_FN(f2h)(b[0], hb, m);
-            GX_FN(h2f)(hb, b[0], m);
+            narrow(b[0], hb, m);
+            widen(hb, b[0], m);
         }
         const void *p[2] = {b[0], b[1]};
         k32(p, ob, m);
-        GX_FN(f2h)(ob, (uint16_t *)out + i0, m);
+        narrow(ob, (uint16_t *)out + i0, m);
     }
 }
-#define GX_HALF_ROW(ID, NAME, KERNEL, NIN, BASE, DOC)                       \
+#define GX_NARROW_ROWS(ID, NAME, KERNEL, NIN, BASE, DOC)                    \
     static void GX_FN(KERNEL##_f16)(const void *const *in, void *out, gx_intp n) \
     {                                                                       \
-        GX_FN(half_run)(ID, BASE, NIN, in, out, n);                         \
+        GX_FN(narrow_run)(GX_FN(h2f), GX_FN(f2h), ID, BASE, NIN, in, out, n); \
+    }                                                                       \
+    static void GX_FN(KERNEL##_bf16)(const void *const *in, void *out, gx_intp n) \
+    {                                                                       \
+        GX_FN(narrow_run)(GX_FN(b2f), GX_FN(f2b), ID, BASE, NIN, in, out, n); \
     }
-GX_OPS(GX_HALF_ROW)
-#undef GX_HALF_ROW
+GX_OPS(GX_NARROW_ROWS)
+#undef GX_NARROW_ROWS
 
 #undef GX_UNARY
 #undef GX_BINARY
