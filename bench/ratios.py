@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict]
+    python bench/ratios.py [--repeats N] [--strict] [--only i15]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
@@ -163,8 +163,11 @@ def _memory(r):
         r.add("7", f"{label}: no O(n) allocation", f"{peak} B", f"<= {small} B", _verdict(peak <= small))
 
 
-def run(min_repeats):
+def run(min_repeats, only=None):
     r = Ratios(min_repeats)
+    if only == "i15":          # the bfloat16 rows alone: no peers needed
+        _issue15(r)
+        return bench.machine_info(), r.rows
     for name in ("torch", "jax", "onnxruntime"):
         progress(f"ratios: importing {name} ...")
         bench.peer(name)
@@ -303,10 +306,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python bench/ratios.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
+    p.add_argument("--only", choices=["i15"], help="run only these rows (i15: bfloat16 against float32)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
-    info, rows = run(args.repeats)
+    info, rows = run(args.repeats, args.only)
     print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 15: i15)  -  python bench/ratios.py")
     print("\n".join(bench.header_lines(info)))
     if info["versions"].get("jax"):

@@ -118,8 +118,9 @@ def test_thin_functions_keep_bfloat16():
 # Python float is not "weak" for a user dtype (NEP 50 covers NumPy's own).
 MIXED = [(np.ones(3, np.float32), np.float32), (np.ones(3, np.float64), np.float64),
          (np.ones(3, np.float16), np.float32), (np.ones(3, np.int8), BF16),
-         (np.ones(3, np.bool_), BF16), (np.ones(3, np.int32), np.float64),
-         (2.0, np.float32), (np.float32(2.0), np.float32), (True, BF16)]
+         (np.ones(3, np.bool_), BF16), (np.ones(3, np.uint8), BF16), (np.ones(3, np.int16), np.float32),
+         (np.ones(3, np.int32), np.float64), (2.0, np.float32), (np.float32(2.0), np.float32),
+         (True, BF16), (2, BF16)]
 
 
 MIXED_IDS = [(o.dtype.name if isinstance(o, np.ndarray) else f"{type(o).__name__}_scalar")
