@@ -1,8 +1,8 @@
-"""Issue 3's seven speed/memory criteria and issue 5's speed rows, measured here.
+"""Issue 3's seven speed/memory criteria and issue 5's, 11's and 15's speed rows, measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict]
+    python bench/ratios.py [--repeats N] [--strict] [--only i15]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
@@ -163,8 +163,11 @@ def _memory(r):
         r.add("7", f"{label}: no O(n) allocation", f"{peak} B", f"<= {small} B", _verdict(peak <= small))
 
 
-def run(min_repeats):
+def run(min_repeats, only=None):
     r = Ratios(min_repeats)
+    if only == "i15":          # the bfloat16 rows alone: no peers needed
+        _issue15(r)
+        return bench.machine_info(), r.rows
     for name in ("torch", "jax", "onnxruntime"):
         progress(f"ratios: importing {name} ...")
         bench.peer(name)
@@ -243,6 +246,7 @@ def run(min_repeats):
                     np.float32, n, "onnxruntime", threads=1, required=1.0)
     bench.set_threads(None)
     _issue11(r)
+    _issue15(r)
     return info, r.rows
 
 
@@ -277,15 +281,37 @@ def _issue11(r):
     bench.set_threads(None)
 
 
+def _issue15(r):
+    """Issue 15's bfloat16 rows: elements per second of the bfloat16 loops
+    (ml_dtypes) against our own float32 loops on the same values, out= on
+    both sides, 1 thread.  A rate: the same element count, so > 1 means
+    bfloat16 elements go through faster."""
+    rows = (("gelu_erf", "exact GELU"), ("gelu_erf_grad", "exact GELU grad"))
+    if _ufuncs.BFLOAT16 is None:
+        for _, title in rows:
+            r.add("i15", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)", "-", ">= 1x",
+                  "ml_dtypes not installed")
+        return
+    bench.set_threads(1)
+    for key, title in rows:
+        d = bench.make_inputs(key, np.float32, N20)
+        b = {k: d[k].astype(_ufuncs.BFLOAT16) for k in ("x", "g") if k in d}
+        b["out"] = np.empty(d["out"].shape, _ufuncs.BFLOAT16)
+        r.vs_call_row("i15", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)",
+                      bench.prepare("ours", key, {**d, **b}), bench.prepare("ours", key, d), required=1.0)
+    bench.set_threads(None)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python bench/ratios.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
+    p.add_argument("--only", choices=["i15"], help="run only these rows (i15: bfloat16 against float32)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
-    info, rows = run(args.repeats)
-    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11)  -  python bench/ratios.py")
+    info, rows = run(args.repeats, args.only)
+    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 15: i15)  -  python bench/ratios.py")
     print("\n".join(bench.header_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "

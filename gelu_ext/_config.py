@@ -66,11 +66,20 @@ def _config():
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
         "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
         "chunk": _ufuncs._get_chunk(),
+        "dtypes": _dtypes(),
         "after_fork": _AFTER_FORK if _ufuncs._pool_threaded() else "serial, like the parent",
         "machine": platform.machine(),
         "cpu": _cpu_model(),
         "numpy": np.__version__,
     }
+
+
+def _dtypes():
+    """The dtypes with loops of their own (others are cast, as for np.tanh)."""
+    if _ufuncs.BFLOAT16 is None:
+        return f"float16, float32, float64; no bfloat16: {_ufuncs._BFLOAT16_MISSING}"
+    import ml_dtypes        # imported already: the loops exist
+    return f"float16, float32, float64, bfloat16 (ml_dtypes {ml_dtypes.__version__})"
 
 
 def _cpu_model():
@@ -90,7 +99,8 @@ def show_config(print_=True):
     threads: the pool, its wait policy, the thread count and its default,
     the thresholds (calls below ``parallel_threshold`` elements, ReLU below
     ``relu_parallel_threshold``, per thread never split), the chunk a thread
-    takes at a time, and what a forked child gets."""
+    takes at a time, what a forked child gets, and the dtypes with loops of
+    their own (bfloat16 when ml_dtypes is installed)."""
     cfg = _config()
     if print_:
         width = max(map(len, cfg))

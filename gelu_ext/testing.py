@@ -79,11 +79,15 @@ BOUNDS = {
     ("quick_gelu_grad", "float32", "all"): Bound(2, "ULP(s)"),
     ("quick_gelu_grad", "float64", "all"): Bound(4, "ULP(s)"),
 }
+# float16 and bfloat16 (ml_dtypes) results are float32 results rounded once:
+# held to 1 ULP of the exact value itself (not of a rounded reference), tail
+# included.
 for _f in ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad", "relu_grad",
            "silu", "quick_gelu", "silu_grad", "quick_gelu_grad"):
-    BOUNDS[(_f, "float16", "all")] = Bound(0 if _f.startswith("relu") else 1,
-                                           "ULP(s)" if _f.endswith("_grad") else "ULP")
-del _f
+    for _dt in ("float16", "bfloat16"):
+        BOUNDS[(_f, _dt, "all")] = Bound(0 if _f.startswith("relu") else 1,
+                                         "ULP(s)" if _f.endswith("_grad") else "ULP")
+del _f, _dt
 
 
 def bound(name, dtype, region="all"):
@@ -126,12 +130,29 @@ def allowed_error(name, dtype, x, exact, scale=None):
 
 # -------------------------------------------------------------------- ULPs --
 
+def _finfo(dtype):
+    """np.finfo, or ml_dtypes' for its bfloat16 (np.finfo rejects it)."""
+    if _is_bfloat16(dtype):
+        import ml_dtypes
+        return ml_dtypes.finfo(np.dtype(dtype))
+    return np.finfo(dtype)
+
+
+def _is_bfloat16(dtype):
+    # by name: ml_dtypes is imported only by what needs it
+    try:
+        return np.dtype(dtype).name == "bfloat16"
+    except TypeError:
+        return False
+
+
 def ulp(v, dtype):
     """ULP in ``dtype`` of the float64 magnitudes |v|: 2^(e - nmant) for |v|
     in [2^e, 2^(e+1)), the smallest subnormal below the normal range, and the
     ULP of finfo.max above it (inf and NaN included).  Built from the exponent
-    bits: frexp/ldexp are several times slower on the exhaustive runs."""
-    fi = np.finfo(dtype)
+    bits: frexp/ldexp are several times slower on the exhaustive runs.
+    ``dtype`` may be ml_dtypes' bfloat16."""
+    fi = _finfo(dtype)
     v = np.asarray(v, dtype=np.float64)
     bits = np.ascontiguousarray(v).view(np.uint64).reshape(v.shape)
     e = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
@@ -167,7 +188,8 @@ def ulp_error(got, exact, dtype, scale=None):
     NaN against NaN and equal infinities count 0; any other non-finite
     mismatch counts inf.  Returns a float for scalar arguments."""
     hi, lo = _hi_lo(exact)
-    g = np.asarray(got, dtype=np.float64)
+    with np.errstate(invalid="ignore"):     # ml_dtypes flags a signalling NaN it widens
+        g = np.asarray(got, dtype=np.float64)
     mag = hi if scale is None else _hi_lo(scale)[0]
     with np.errstate(all="ignore"):
         d = g - hi          # exact where got and exact are within a factor 2 (Sterbenz)
@@ -467,7 +489,7 @@ def _differ(got, want):
     floats) and not both NaN; complex numbers part by part."""
     if want.dtype.kind == "c":
         return _differ(got.real, want.real) | _differ(got.imag, want.imag)
-    if want.dtype.kind != "f":
+    if want.dtype.kind != "f" and not _is_bfloat16(want.dtype):
         return got != want
     same = (got == want) & (np.signbit(got) == np.signbit(want))
     return ~(same | (np.isnan(got) & np.isnan(want)))
@@ -516,14 +538,15 @@ def assert_matches_reference(name, got, x, g=None):
     ``*_grad``) at ``x``, times ``g`` for derivatives, in ``got``'s dtype.
 
     ``x`` and ``g`` are the values the kernel saw (x + b rounded to the loop
-    dtype for the fused forms).  ReLU and its gradient: bit-exact.  float32:
-    BOUNDS against the float64 twin.  float16: 1 ULP of the twin rounded to
-    float16.  float64: ``TWIN_RTOL`` of max(|value|, s) against the twin
+    dtype for the fused forms).  ReLU and its gradient: bit-exact.  float32
+    and bfloat16: BOUNDS against the float64 twin.  float16: 1 ULP of the twin
+    rounded to float16.  float64: ``TWIN_RTOL`` of max(|value|, s) against the twin
     (mpmath where the twin underflows), plus a few subnormals scaled by g (the
     derivative is rounded to float64 before the product)."""
     got = np.asarray(got)
     dt = got.dtype
-    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):     # ml_dtypes flags a signalling NaN it widens
+        x = np.asarray(x, dtype=np.float64)
     shape = np.broadcast_shapes(x.shape, got.shape, np.shape(g) if g is not None else ())
     assert got.shape == shape, f"{name}: shape {got.shape} != {shape}"
     x = np.broadcast_to(x, shape)
@@ -535,8 +558,8 @@ def assert_matches_reference(name, got, x, g=None):
         with np.errstate(all="ignore"):
             assert_same_bits(got, np.where(x > 0, g, 0.0).astype(dt), name)
         return
-    g64 = g.astype(np.float64)
     with np.errstate(all="ignore"):
+        g64 = g.astype(np.float64)
         want = REFERENCE[name](x) * g64
         scale = (grad_scale(name, x) * np.abs(g64) if name.endswith("_grad")
                  else np.zeros(shape))

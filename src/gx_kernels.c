@@ -70,7 +70,8 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #define GX_FILL_ONE(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                        \
     t[ID][GX_F32] = GX_PASTE3(gx_k, KERNEL##_f32, GX_FILL_ISA);             \
     t[ID][GX_F64] = GX_PASTE3(gx_k, KERNEL##_f64, GX_FILL_ISA);             \
-    t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);
+    t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);             \
+    t[ID][GX_BF16] = GX_PASTE3(gx_k, KERNEL##_bf16, GX_FILL_ISA);
 
 static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
 {
@@ -123,7 +124,8 @@ const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL
 
 static size_t gx_itemsize(int dt)
 {
-    return dt == GX_F64 ? sizeof(double) : (dt == GX_F16 ? sizeof(uint16_t) : sizeof(float));
+    return dt == GX_F64 ? sizeof(double)
+         : (dt == GX_F16 || dt == GX_BF16) ? sizeof(uint16_t) : sizeof(float);
 }
 
 static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];

@@ -8,13 +8,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef ptrdiff_t gx_intp;   /* same width as npy_intp on every platform NumPy supports */
 
 /* The operations (enum GX_OP_*, GX_NOPS) and their table. */
 #include "gx_ops.h"
 
-enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_NDT = 3 };   /* GX_F16: uint16_t IEEE half */
+/* GX_F16: uint16_t IEEE half; GX_BF16: uint16_t bfloat16 (the upper half of a
+ * float32, ml_dtypes.bfloat16).  The ufunc loops carry dt in 2 bits (src/_ufuncs.pyx). */
+enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_BF16 = 3, GX_NDT = 4 };
 enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.
@@ -46,5 +49,32 @@ void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
 /* float16 <-> float32, round to nearest even (NaN and inf kept). */
 float gx_half_to_float(uint16_t h);
 uint16_t gx_float_to_half(float f);
+
+/* bfloat16 <-> float32.  Widening is exact: the bfloat16 bits are the upper
+ * 16 bits of the float32.  Narrowing rounds to nearest even by adding
+ * 0x7fff + (the kept part's lowest bit) before the shift: a carry out of the
+ * mantissa steps the exponent, which is the right answer (up to inf above
+ * the largest bfloat16, from the largest subnormal to the smallest normal),
+ * and -0.0, subnormals and inf come out right with no branch.  Only NaN needs
+ * its own case (the add could carry it into inf or the sign): its sign and
+ * top payload bits are kept and it is made quiet.  Plain integer operations,
+ * so the loops that call these vectorise on every ISA path with the same
+ * bits (gx_kernels_impl.h, b2f/f2b). */
+static inline float gx_bfloat16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint16_t gx_float_to_bfloat16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t q = (u >> 16) | 0x40u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+}
 
 #endif

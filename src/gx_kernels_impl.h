@@ -242,14 +242,18 @@ GX_GATED_ALL(float, f32)
 GX_GATED_ALL(double, f64)
 
 
-/* ------------------------------------------------------------ float16 --
- * float16 arrays run the float32 kernels: each block of GX_HALF_B elements is
- * widened (exact), computed, and rounded back to float16 once.  The
- * conversions are one instruction per vector where the ISA has them (F16C on
- * the AVX2 path, AVX-512F) and the scalar round-to-nearest-even functions of
- * gx_kernels.c elsewhere: the same bits either way.  The fused-bias forms
- * round x + b to float16 first, so they give the bits of the unfused op on the
- * float16 sum. */
+/* ------------------------------------------------- float16, bfloat16 --
+ * 16-bit arrays run the float32 kernels: each block of GX_HALF_B elements is
+ * widened (exact), computed, and rounded back once.  One block driver,
+ * narrow_run, for both; what differs is the conversion pair.
+ * float16: one instruction per vector where the ISA has it (F16C on the AVX2
+ * path, AVX-512F) and the scalar round-to-nearest-even functions of
+ * gx_kernels.c elsewhere.  bfloat16: plain integer loops (gx_kernels.h) that
+ * GCC vectorises for each path.  The same bits on every path either way.
+ * The fused-bias forms round x + b to the 16-bit type first, so they give the
+ * bits of the unfused op on the 16-bit sum (float32 holds 24 bits, >= 2p + 2
+ * for p = 11 and 8, so summing in float32 and rounding once more is the
+ * correctly rounded 16-bit sum: no double-rounding error). */
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -279,22 +283,30 @@ static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
 #endif
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
-/* The float32 kernel of each op (gx_ops.h), for the float16 drivers. */
+static GX_NOINLINE void GX_FN(b2f)(const uint16_t *h, float *f, int n)
+{
+    _Pragma("omp simd")
+    for (int j = 0; j < n; j++) f[j] = gx_bfloat16_to_float(h[j]);
+}
+static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
+{
+    _Pragma("omp simd")
+    for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
+}
+/* The float32 kernel of each op (gx_ops.h), for the 16-bit drivers. */
 #define GX_F32_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
 static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
 #undef GX_F32_ROW
-/* f[j] = (float)(float16)f[j] */
-static void GX_FN(round_f16)(float *f, uint16_t *hb, int m)
-{
-    GX_FN(f2h)(f, hb, m);
-    GX_FN(h2f)(hb, f, m);
-}
-/* float16 op of the given kind with nin inputs: widen each block, run the
- * float32 kernel of base, round back.  Each float16 rounding of the unfused
- * form happens here too (x + b, up * g, BASE(gate) before the product), so the
- * fused forms give the unfused bits: a product of two float16 values is exact
- * in float32, and rounding it to float16 is NumPy's float16 multiply. */
-static void GX_FN(half_run)(int kind, int base, int nin, const void *const *in, void *out, gx_intp n)
+/* A 16-bit op of the given kind with nin inputs: widen each block, run the
+ * float32 kernel of base, round back; widen/narrow are the 16-bit type's
+ * conversions (h2f/f2h, b2f/f2b).  Each 16-bit rounding of the unfused form
+ * happens here too (x + b, up * g, BASE(gate) before the product), so the
+ * fused forms give the unfused bits: a product of two 16-bit values is exact
+ * in float32, and rounding it once is NumPy's (ml_dtypes') 16-bit multiply. */
+typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
+typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
+static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, int base, int nin,
+                              const void *const *in, void *out, gx_intp n)
 {
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
@@ -302,33 +314,42 @@ static void GX_FN(half_run)(int kind, int base, int nin, const void *const *in, 
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
         for (int k = 0; k < nin; k++)
-            GX_FN(h2f)((const uint16_t *)in[k] + i0, b[k], m);
-        if (kind == GX_BIAS) {
-            _Pragma("omp simd")
-            for (int j = 0; j < m; j++) b[0][j] = b[0][j] + b[nin - 1][j];
-            GX_FN(round_f16)(b[0], hb, m);
-        } else if (kind == GX_DGATE) {
-            _Pragma("omp simd")
-            for (int j = 0; j < m; j++) b[1][j] = b[1][j] * b[2][j];
-            GX_FN(round_f16)(b[1], hb, m);
+            widen((const uint16_t *)in[k] + i0, b[k], m);
+        float *r = kind == GX_BIAS ? b[0] : (kind == GX_DGATE ? b[1] : NULL);
+        if (r) {                    /* x + b, or up * g, rounded to 16 bits */
+            const float *v = kind == GX_BIAS ? b[nin - 1] : b[2];
+            if (kind == GX_BIAS) {
+                _Pragma("omp simd")
+                for (int j = 0; j < m; j++) r[j] = r[j] + v[j];
+            } else {
+                _Pragma("omp simd")
+                for (int j = 0; j < m; j++) r[j] = r[j] * v[j];
+            }
+            narrow(r, hb, m);
+            widen(hb, r, m);
         }
         const void *p[2] = {b[0], b[1]};
         k32(p, ob, m);
-        if (kind == GX_GATE) {
-            GX_FN(round_f16)(ob, hb, m);
+        if (kind == GX_GATE) {      /* BASE(gate) rounded to 16 bits, times up */
+            narrow(ob, hb, m);
+            widen(hb, ob, m);
             _Pragma("omp simd")
             for (int j = 0; j < m; j++) ob[j] = ob[j] * b[1][j];
         }
-        GX_FN(f2h)(ob, (uint16_t *)out + i0, m);
+        narrow(ob, (uint16_t *)out + i0, m);
     }
 }
-#define GX_HALF_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                       \
+#define GX_NARROW_ROWS(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)              \
     static void GX_FN(KERNEL##_f16)(const void *const *in, void *out, gx_intp n) \
     {                                                                       \
-        GX_FN(half_run)(KIND, BASE, NIN, in, out, n);                       \
+        GX_FN(narrow_run)(GX_FN(h2f), GX_FN(f2h), KIND, BASE, NIN, in, out, n); \
+    }                                                                       \
+    static void GX_FN(KERNEL##_bf16)(const void *const *in, void *out, gx_intp n) \
+    {                                                                       \
+        GX_FN(narrow_run)(GX_FN(b2f), GX_FN(f2b), KIND, BASE, NIN, in, out, n); \
     }
-GX_OPS(GX_HALF_ROW)
-#undef GX_HALF_ROW
+GX_OPS(GX_NARROW_ROWS)
+#undef GX_NARROW_ROWS
 
 #undef GX_UNARY
 #undef GX_BINARY
