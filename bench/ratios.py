@@ -168,6 +168,12 @@ def run(min_repeats, only=None):
     if only == "i15":          # the bfloat16 rows alone: no peers needed
         _issue15(r)
         return bench.machine_info(), r.rows
+    if only == "i13":          # the SiLU / gated rows alone
+        for name in ("torch", "jax"):
+            bench.peer(name)
+        bench._load_torch()
+        _issue13(r)
+        return bench.machine_info(), r.rows
     for name in ("torch", "jax", "onnxruntime"):
         progress(f"ratios: importing {name} ...")
         bench.peer(name)
@@ -246,6 +252,7 @@ def run(min_repeats, only=None):
                     np.float32, n, "onnxruntime", threads=1, required=1.0)
     bench.set_threads(None)
     _issue11(r)
+    _issue13(r)
     _issue15(r)
     return info, r.rows
 
@@ -281,6 +288,77 @@ def _issue11(r):
     bench.set_threads(None)
 
 
+def _issue13(r):
+    """Issue 13's rows: SiLU, quick GELU and the gated forms (float32, 2^20,
+    1 thread, out= on every side that has it) against what a PyTorch or JAX
+    user runs: F.silu, F.silu(g) * u, F.gelu(g) * u (the product written into
+    the preallocated output), silu_backward, and the gated gradients as
+    autograd computes them (d_gate = silu_backward(grad * u, g), d_up =
+    grad * silu(g)); JAX: the jitted composition and its vjp (allocating, so
+    ours allocates too in those rows)."""
+    torch, jax = bench.peer("torch"), bench.peer("jax")
+    bench.set_threads(1)
+    rng = np.random.default_rng(13)
+    g = (2.0 * rng.standard_normal(N20)).astype(np.float32)
+    u = rng.standard_normal(N20).astype(np.float32)
+    dy = rng.standard_normal(N20).astype(np.float32)
+    o, o2 = np.empty_like(g), np.empty_like(g)
+    ours = {
+        "silu": lambda: gelu_ext.silu(g, out=o),
+        "quick_gelu": lambda: gelu_ext.quick_gelu(g, out=o),
+        "silu_grad": lambda: gelu_ext.silu_grad(g, dy, out=o),
+        "swiglu": lambda: gelu_ext.swiglu(g, u, out=o),
+        "geglu": lambda: gelu_ext.geglu(g, u, out=o),
+        "swiglu_grad": lambda: gelu_ext.swiglu_grad(g, u, dy, out=(o, o2)),
+        "geglu_grad": lambda: gelu_ext.geglu_grad(g, u, dy, out=(o, o2)),
+    }
+    titles = {
+        "silu": ("SiLU f32 2^20, 1 thread: ours / torch F.silu (out=)", "torch"),
+        "quick_gelu": ("quick GELU f32 2^20, 1 thread: ours / torch x*sigmoid(1.702x)", "torch"),
+        "silu_grad": ("SiLU grad f32 2^20, 1 thread: ours / torch silu_backward (out=)", "torch"),
+        "swiglu": ("SwiGLU f32 2^20, 1 thread: ours / torch F.silu(g)*u", "torch"),
+        "geglu": ("GEGLU f32 2^20, 1 thread: ours / torch F.gelu(g)*u", "torch"),
+        "swiglu_grad": ("SwiGLU grad f32 2^20, 1 thread: ours / torch autograd's ops", "torch"),
+        "geglu_grad": ("GEGLU grad f32 2^20, 1 thread: ours / torch autograd's ops", "torch"),
+    }
+    if torch is not None:
+        torch.set_num_threads(1)
+        F, aten = torch.nn.functional, torch.ops.aten
+        tg, tu, tdy, to, to2 = (torch.from_numpy(a) for a in (g, u, dy, o.copy(), o2.copy()))
+        tpeer = {
+            "silu": lambda: aten.silu.out(tg, out=to),
+            "quick_gelu": lambda: torch.mul(tg, torch.sigmoid(1.702 * tg), out=to),
+            "silu_grad": lambda: aten.silu_backward.grad_input(tdy, tg, grad_input=to),
+            "swiglu": lambda: torch.mul(F.silu(tg), tu, out=to),
+            "geglu": lambda: torch.mul(F.gelu(tg), tu, out=to),
+            "swiglu_grad": lambda: (aten.silu_backward.grad_input(tdy * tu, tg, grad_input=to),
+                                    torch.mul(F.silu(tg), tdy, out=to2)),
+            "geglu_grad": lambda: (aten.gelu_backward.grad_input(tdy * tu, tg, grad_input=to),
+                                   torch.mul(F.gelu(tg), tdy, out=to2)),
+        }
+    for key, (what, _) in titles.items():
+        if torch is None:
+            r.add("i13", what, "-", ">= 1x", NOT_INSTALLED)
+            continue
+        r.vs_call_row("i13", what, ours[key], tpeer[key], required=1.0)
+    if jax is None:
+        r.add("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)", "-", ">= 1x",
+              NOT_INSTALLED)
+    else:
+        jg, ju = jax.device_put(g), jax.device_put(u)
+        fn = jax.jit(lambda a, b: jax.nn.silu(a) * b)
+        r.vs_call_row("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)",
+                      lambda: gelu_ext.swiglu(g, u), lambda: fn(jg, ju).block_until_ready(), required=1.0)
+        fs = jax.jit(jax.nn.silu)
+        r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / JAX jit silu (both allocate)",
+                      lambda: gelu_ext.silu(g), lambda: fs(jg).block_until_ready(), required=1.0)
+    with np.errstate(over="ignore"):
+        r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / NumPy x/(1+exp(-x)) (in place)",
+                      ours["silu"], lambda: np.divide(g, np.add(np.exp(np.negative(g, out=o2), out=o2), 1.0, out=o2),
+                                                      out=o2), required=1.0)
+    bench.set_threads(None)
+
+
 def _issue15(r):
     """Issue 15's bfloat16 rows: elements per second of the bfloat16 loops
     (ml_dtypes) against our own float32 loops on the same values, out= on
@@ -306,12 +384,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python bench/ratios.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
-    p.add_argument("--only", choices=["i15"], help="run only these rows (i15: bfloat16 against float32)")
+    p.add_argument("--only", choices=["i13", "i15"],
+                   help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
     info, rows = run(args.repeats, args.only)
-    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 15: i15)  -  python bench/ratios.py")
+    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15)"
+          "  -  python bench/ratios.py")
     print("\n".join(bench.header_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "

@@ -403,3 +403,12 @@ def test_import_needs_neither_mpmath_nor_scipy_nor_the_jobs(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_docstring_examples_run():
+    """The Examples sections of the thin functions are true (doctest)."""
+    import doctest
+
+    from gelu_ext import _api
+    res = doctest.testmod(_api, extraglobs=vars(gelu_ext), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted >= 10 and res.failed == 0, res

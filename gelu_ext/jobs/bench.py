@@ -62,7 +62,12 @@ OPS = {
     "gelu_erf_grad": Op("gelu_erf_grad", "exact GELU grad", 3, "none"),
     "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
     "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
+    "silu": Op("silu", "SiLU", 2, ""),
+    "quick_gelu": Op("quick_gelu", "quick GELU", 2, ""),
+    "silu_grad": Op("silu_grad", "SiLU grad", 3, ""),
 }
+# x sigmoid(c x): c (SiLU, quick GELU)
+_SIG_C = {"silu": 1.0, "quick_gelu": 1.702}
 
 IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
 PEERS = ("torch", "jax", "onnxruntime")
@@ -193,8 +198,11 @@ def _prepare_ours(op, d, alloc=False):
     k = op.key
     if k in ("gelu_erf", "gelu_tanh"):
         return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
-    if k == "relu":
-        return lambda: gelu_ext.relu(x, out=out)
+    if k in ("relu", "silu", "quick_gelu"):
+        f = getattr(gelu_ext, k)
+        return lambda: f(x, out=out)
+    if k == "silu_grad":
+        return lambda: gelu_ext.silu_grad(x, g, out=out)
     if k.endswith("_grad"):
         return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
     if k == "gelu_erf_bias":
@@ -237,6 +245,9 @@ def numpy_baseline_desc():
         "gelu_erf_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
         "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
         "gelu_erf_bias": "np.add(x, b, out=o) then exact GELU in place",
+        "silu": "x/(1+exp(-x)) as in-place NumPy calls",
+        "quick_gelu": "x/(1+exp(-1.702x)) as in-place NumPy calls",
+        "silu_grad": "s (1 + x (1 - s)) g, s = 1/(1+exp(-x)), as in-place NumPy calls",
     }
 
 
@@ -259,6 +270,29 @@ def _prepare_numpy(op, d):
     k = op.key
     if k == "relu":
         return lambda: np.maximum(x, 0, out=o)
+    if k in _SIG_C:
+        c = -_SIG_C[k]
+
+        def f():
+            np.multiply(x, c, out=o)
+            np.exp(o, out=o)
+            np.add(o, 1.0, out=o)
+            return np.divide(x, o, out=o)
+        return f
+    if k == "silu_grad":
+        s1 = np.empty_like(o)
+
+        def f():
+            np.negative(x, out=s1)
+            np.exp(s1, out=s1)
+            np.add(s1, 1.0, out=s1)
+            np.reciprocal(s1, out=s1)
+            np.subtract(1.0, s1, out=o)
+            np.multiply(o, x, out=o)
+            np.add(o, 1.0, out=o)
+            np.multiply(o, s1, out=o)
+            return np.multiply(o, g, out=o)
+        return f
     needs_erf = op.approximate == "none"
     if needs_erf:
         sp = peer("scipy")
@@ -332,6 +366,13 @@ def _prepare_torch(op, d):
         return lambda: aten.gelu.out(x, approximate=ap, out=o)
     if k == "relu":
         return lambda: aten.relu.out(x, out=o)
+    if k == "silu":
+        return lambda: aten.silu.out(x, out=o)
+    if k == "quick_gelu":          # what transformers' QuickGELUActivation runs
+        return lambda: torch.mul(x, torch.sigmoid(1.702 * x), out=o)
+    if k == "silu_grad":
+        g = torch.from_numpy(d["g"])
+        return lambda: aten.silu_backward.grad_input(g, x, grad_input=o)
     if k.endswith("_grad"):
         g = torch.from_numpy(d["g"])
         return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
@@ -361,6 +402,14 @@ def _jax_fn(op):
             fn = gelu
         elif k == "relu":
             fn = jax.nn.relu
+        elif k == "silu":
+            fn = jax.nn.silu
+        elif k == "quick_gelu":
+            def fn(v):
+                return v * jax.nn.sigmoid(1.702 * v)
+        elif k == "silu_grad":
+            def fn(v, g):
+                return jax.vjp(jax.nn.silu, v)[1](g)[0]
         elif k.endswith("_grad"):
             def fn(v, g):
                 return jax.vjp(gelu, v)[1](g)[0]
@@ -428,9 +477,12 @@ def _prepare_ort(op, d, threads):
     x, o = d["x"], d["out"]
     k = op.key
     node = {"gelu_erf": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
-            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft")}.get(k)
+            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft"),
+            "quick_gelu": ("QuickGelu", "com.microsoft")}.get(k)
+    if k == "silu":
+        raise Unavailable("no SiLU op (a Sigmoid and a Mul)")
     if node is None:
-        raise Unavailable("no GELU gradient op in the inference build")
+        raise Unavailable("no gradient op in the inference build")
     b = d.get("b")
     sess = _ort_session(node[0], node[1], x.dtype, x.shape, None if b is None else b.shape, threads)
     io = sess.io_binding()
