@@ -193,7 +193,9 @@ def test_silu_matches_torch(dt, rtol):
     np.testing.assert_allclose(silu_grad(x, g), want, rtol=rtol, atol=rtol * 1e-3)
 
 
-@pytest.mark.parametrize("dt, rtol", [(np.float32, 2e-6), (np.float64, 1e-13)],
+# torch rounds 1.702 to the tensor's dtype (1.3e-8 relative in float32), an
+# error the tail amplifies by |1.702 x|: 2.3e-6 relative at x = -20
+@pytest.mark.parametrize("dt, rtol", [(np.float32, 1e-5), (np.float64, 1e-13)],
                          ids=["float32", "float64"])
 def test_quick_gelu_matches_torch(dt, rtol):
     torch = _torch()
@@ -217,8 +219,9 @@ def test_gated_gradients_match_torch_autograd():
         tg, tu = (torch.from_numpy(a.copy()).requires_grad_() for a in (gate, up))
         theirs(tg, tu).backward(torch.from_numpy(grad))
         d_gate, d_up = ours(gate, up, grad)
-        np.testing.assert_allclose(d_gate, tg.grad.numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
-        np.testing.assert_allclose(d_up, tu.grad.numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
+        # atol: torch's GELU backward returns 0 below x ~ -10, where ours is ~1e-14
+        np.testing.assert_allclose(d_gate, tg.grad.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(d_up, tu.grad.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
 
 
 # ------------------------------------------------------------ swiglu / geglu --
