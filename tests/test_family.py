@@ -140,8 +140,10 @@ def _resolve(v, dt):
 
 FORWARD_SPECIAL = [(-np.inf, -0.0), (np.inf, np.inf), (np.nan, np.nan), (0.0, 0.0),
                    (-0.0, -0.0), (MAX, MAX), (NMAX, -0.0)]
+# At -max the derivative s (1 + k x (1 - s)) is negative and below the smallest
+# subnormal: it rounds to -0.0 (its limit at -inf is 0, taken as +0.0).
 GRAD_SPECIAL = [(-np.inf, 0.0), (np.inf, 1.0), (np.nan, np.nan), (0.0, 0.5), (-0.0, 0.5),
-                (MAX, 1.0), (NMAX, 0.0)]
+                (MAX, 1.0), (NMAX, -0.0)]
 
 
 def special_cases():
