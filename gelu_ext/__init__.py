@@ -8,7 +8,8 @@ them are real NumPy ufuncs (``gelu_erf``, ``gelu_tanh``, ``relu``, ``silu``,
 ``quick_gelu``, the fused-bias ``*_bias`` forms, the gated forms and the
 ``*_grad`` gradients, the GELU ones also named ``*_backward``) that work on any shape,
 stride and dtype NumPy can cast to a float, with ``out=``, ``where=`` and
-``__array_ufunc__``.
+``__array_ufunc__``.  ``activation(name)`` maps a Hugging Face model config's
+activation name (``"gelu_new"``, ``"silu"``, ...) to the function computing it.
 
 >>> import numpy as np
 >>> from gelu_ext import fast_gelu, relu
@@ -20,6 +21,7 @@ array([0., 2.])
 from . import _ufuncs
 from ._api import (fast_gelu, fast_gelu_grad, relu_grad, silu_grad, quick_gelu_grad,
                    geglu, swiglu_grad, geglu_grad)
+from ._activation import activation
 from ._config import show_config, get_num_threads, set_num_threads
 
 # Every op of src/gx_ops.h, and each derivative of release 0.1.0 under its
@@ -35,4 +37,4 @@ __version__ = "0.1.0"
 
 __all__ = ["fast_gelu", "fast_gelu_grad", *_THIN, "geglu", "swiglu_grad", "geglu_grad",
            *_UFUNC_NAMES, *_ALIASES,
-           "show_config", "get_num_threads", "set_num_threads"]
+           "activation", "show_config", "get_num_threads", "set_num_threads"]

@@ -291,7 +291,7 @@ def test_all_lists_the_public_api():
         "silu", "silu_grad", "quick_gelu", "quick_gelu_grad",
         "swiglu", "geglu", "swiglu_grad", "geglu_grad",
         "geglu_erf", "geglu_tanh", "swiglu_dgate", "geglu_erf_dgate", "geglu_tanh_dgate",
-        "show_config", "get_num_threads", "set_num_threads",
+        "activation", "show_config", "get_num_threads", "set_num_threads",
     ])
 
 

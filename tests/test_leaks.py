@@ -84,6 +84,7 @@ def _call_table(n):
         ("swiglu_dgate", lambda: u.swiglu_dgate(x, g, b)),
         ("geglu_erf_dgate", lambda: u.geglu_erf_dgate(x, g, b)),
         ("geglu_tanh_dgate", lambda: u.geglu_tanh_dgate(x16, x16, x16)),
+        ("activation", lambda: u.activation("gelu_new")(x, out=out)),
         ("get/set_num_threads", lambda: u.set_num_threads(u.get_num_threads())),
         ("show_config", lambda: u.show_config(print_=False)),
     ]
@@ -91,6 +92,7 @@ def _call_table(n):
         ("bad approximate", lambda: u.fast_gelu(x, "fast"), ValueError),
         ("bad approximate grad", lambda: u.fast_gelu_grad(x, g, None), ValueError),
         ("bad approximate geglu", lambda: u.geglu(x, g, "exact"), ValueError),
+        ("bad activation name", lambda: u.activation("mish"), ValueError),
         ("bad out pair", lambda: u.swiglu_grad(x, g, b, out=out), TypeError),
         ("complex input", lambda: u.fast_gelu(x.astype(np.complex64)), TypeError),
         ("object input", lambda: u.relu(np.array([1.0], dtype=object)), TypeError),

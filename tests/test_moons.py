@@ -6,6 +6,7 @@ installed, against the same network trained by PyTorch; the experiment itself
 its command line.
 """
 import json
+import re
 import subprocess
 import sys
 
@@ -87,13 +88,40 @@ def test_hidden_activations_are_gelu_ext_kernels_with_the_bias_fused(monkeypatch
     assert sorted(set(calls)) == [("fast_gelu", "tanh", True), ("fast_gelu_grad", "tanh", True)]
 
 
+@pytest.mark.parametrize("arm, names", [("silu", ("silu", "silu_grad")),
+                                        ("quick_gelu", ("quick_gelu", "quick_gelu_grad")),
+                                        ("relu", ("relu", "relu_grad"))],
+                         ids=["silu", "quick_gelu", "relu"])
+def test_unfused_arms_are_gelu_ext_kernels_on_the_biased_input(arm, names, monkeypatch):
+    """No fused-bias kernel: the forward pass adds the bias in place and the
+    backward pass sees that same u + b."""
+    seen = {}
+    for name in names:
+        real = getattr(M, name)
+
+        def spy(u, *args, _real=real, _name=name, **kw):
+            seen.setdefault(_name, []).append(u.copy())
+            return _real(u, *args, **kw)
+        monkeypatch.setattr(M, name, spy)
+    stack, X, y = _random_stack(arm, np.random.default_rng(0))
+    M.loss_and_grad(stack, X, y)
+    fwd, bwd = (seen[n] for n in names)
+    assert len(fwd) == len(bwd) == 2                      # two hidden layers
+    W1, b1 = stack.params[0][0], stack.params[1][0]
+    np.testing.assert_array_equal(fwd[0], X @ W1 + b1)   # u + b, not u
+    for f, b in zip(fwd, bwd[::-1]):                       # backward runs last layer first
+        np.testing.assert_array_equal(f, b)
+
+
 # ---------------------------------------------------------------- torch --
 
 def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, order_seed):
     F = torch.nn.functional
     act = {"relu": F.relu,
            "gelu": lambda z: F.gelu(z, approximate="none"),
-           "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}[arm]
+           "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"),
+           "silu": F.silu,
+           "quick_gelu": lambda z: z * torch.sigmoid(1.702 * z)}[arm]
     layers = []
     for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         lin = torch.nn.Linear(fan_in, fan_out, dtype=torch.float64)
@@ -176,6 +204,7 @@ def test_run_experiment_defaults_are_the_command_line_defaults():
     defaults = {k: v.default for k, v in inspect.signature(M.run_experiment).parameters.items()}
     assert defaults["sizes"] == (2, *args.hidden, 1)
     assert defaults["arms"] == ("relu", "gelu") and args.approximate == "none"
+    assert args.activations is None
     assert (defaults["n_samples"], defaults["noise"]) == (args.samples, args.noise)
     assert (defaults["epochs"], defaults["batch_size"], defaults["lr"]) == (
         args.epochs, args.batch_size, args.lr)
@@ -235,6 +264,52 @@ def test_same_arguments_give_the_same_numbers(tmp_path, capsys):
     assert M.CAVEAT in outs[0]
 
 
+def _report(capsys):
+    return [l for l in capsys.readouterr().out.splitlines() if not l.startswith("total time")]
+
+
+def test_activations_relu_gelu_is_the_default_run(capsys):
+    pytest.importorskip("sklearn")
+    assert M.main(SMALL) == 0
+    default = _report(capsys)
+    assert M.main(SMALL + ["--activations", "relu,gelu"]) == 0
+    assert _report(capsys) == default
+    assert default[0].startswith("ReLU vs GELU on make_moons")
+
+
+def test_activations_are_paired_against_the_first(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    path = tmp_path / "run.json"
+    assert M.main(SMALL + ["--activations", "silu,relu,quick_gelu", "--json", str(path)]) == 0
+    out = _report(capsys)
+    doc = json.loads(path.read_text())
+    assert doc["config"]["arms"] == ["silu", "relu", "quick_gelu"]
+    assert list(doc["paired"]) == ["relu - silu", "quick_gelu - silu"]
+    for key, p in doc["paired"].items():
+        arm = key.split(" - ")[0]
+        diff = [r["test"][arm]["loss"] - r["test"]["silu"]["loss"] for r in doc["per_seed"]]
+        assert p["loss"]["mean"] == pytest.approx(np.mean(diff), rel=1e-12, abs=1e-15)
+    assert out[0].startswith("SiLU vs ReLU vs quick-GELU on make_moons")
+    assert "paired difference quick-GELU - SiLU over 2 seeds (win = quick-GELU better):" in out
+
+
+def test_an_arms_numbers_do_not_depend_on_the_other_arms():
+    pytest.importorskip("sklearn")
+    kw = dict(n_samples=300, epochs=3, sizes=(2, 16, 16, 1))
+    alone = M.run_experiment([0], arms=("silu", "relu"), **kw)
+    mixed = M.run_experiment([0], arms=("gelu", "quick_gelu", "silu"), **kw)
+    for key in ("test_accuracy", "test_loss", "train_loss", "val_loss"):
+        np.testing.assert_array_equal(alone[key][..., 0, :], mixed[key][..., 2, :], err_msg=key)
+
+
+def test_stack_rejects_an_unknown_or_repeated_arm():
+    init = [M.init_weights((2, 3, 1), 0)]
+    with pytest.raises(ValueError, match="arms must be among .*'quick_gelu'.*, got 'swish'"):
+        M.Stack((2, 3, 1), ("relu", "swish"), init)
+    with pytest.raises(ValueError, match=r"arms must not repeat an activation, got \['silu', 'silu'\]"):
+        M.Stack((2, 3, 1), ("silu", "silu"), init)
+
+
 def test_plot_writes_a_png(tmp_path, capsys):
     pytest.importorskip("sklearn")
     pytest.importorskip("matplotlib")
@@ -277,6 +352,10 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
     (["--lr", "0"], "--lr"),
     (["--dtype", "float16"], "--dtype"),
     (["--approximate", "fast"], "--approximate"),
+    (["--activations", "relu"], "--activations: .*only one given"),
+    (["--activations", "relu,swish"], "--activations: .*unknown 'swish'"),
+    (["--activations", "gelu,relu,gelu"], "--activations: .*'gelu' repeated"),
+    (["--activations", "relu,silu", "--approximate", "tanh"], "not allowed with argument"),
     (["--unknown"], "unrecognized"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_bad_options_are_argparse_errors(argv, option, capsys):
@@ -284,4 +363,4 @@ def test_bad_options_are_argparse_errors(argv, option, capsys):
         M.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert option in err
+    assert re.search(option, err), err

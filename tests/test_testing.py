@@ -53,6 +53,35 @@ def test_grad_scale_is_the_larger_term():
         testing.grad_terms("relu", x)
 
 
+SIGMOID_FAMILY = ["silu", "quick_gelu", "silu_grad", "quick_gelu_grad"]
+
+
+@pytest.mark.parametrize("name", SIGMOID_FAMILY)
+def test_sigmoid_family_twin_agrees_with_mpmath(name):
+    """The float64 twin of x sigmoid(kx) (and its derivative) against the
+    mpmath oracle, bulk and tails (outside the range where exp(kx) is
+    subnormal, which assert_matches_reference hands to mpmath), to 1e-13 of
+    max(|value|, s): it is the float32 oracle, so it must be far finer than a
+    float32 ULP."""
+    pytest.importorskip("mpmath")
+    x = np.concatenate([np.linspace(-30, 30, 121), -np.logspace(-300, 2.6, 40),
+                        np.logspace(-300, 2.6, 40)])
+    twin = testing.REFERENCE[name](x)
+    for xi, t in zip(x, twin):
+        v = testing.MP_REFERENCE[name](float(xi))
+        exact, scale = (float(v[0]), float(v[1])) if isinstance(v, tuple) else (float(v), 0.0)
+        assert abs(t - exact) <= 1e-13 * max(abs(exact), scale) + 1e-320, (name, xi, t, exact)
+
+
+@pytest.mark.parametrize("name, x0", [("silu_grad", -1.2785), ("quick_gelu_grad", -1.2785 / 1.702)])
+def test_sigmoid_family_grad_crosses_zero_where_the_terms_cancel(name, x0):
+    # SiLU' = 0 at x ~ -1.2785, quick-GELU' at x ~ -0.7512: there only the
+    # scale (the larger term) gives the error a meaning
+    t1, t2 = testing.grad_terms(name, np.array([x0]))
+    assert abs(t1 + t2)[0] < 1e-4 * abs(t1)[0]
+    assert testing.grad_scale(name, np.array([x0]))[0] == max(abs(t1[0]), abs(t2[0]))
+
+
 def test_bounds_cover_every_function_and_float_dtype():
     for name in testing.REFERENCE:
         for dt in ("float16", "float32", "float64"):

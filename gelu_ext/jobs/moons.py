@@ -1,16 +1,19 @@
 """``python -m gelu_ext moons``: ReLU vs GELU on make_moons, over many seeds.
 
 The article's experiment, done properly: two (or three, with
-``--approximate tanh``) multilayer perceptrons identical in everything but the
+``--approximate tanh``; any of ReLU, GELU, tanh-GELU, SiLU and quick-GELU with
+``--activations``) multilayer perceptrons identical in everything but the
 hidden activation, trained with Adam on scikit-learn's ``make_moons``, over
-several seeds, with a held-out test set touched once at the end.
+several seeds, with a held-out test set touched once at the end; every arm is
+compared, seed by seed, with the first.
 
 Design:
 
 * Everything is NumPy; every hidden activation and its backward pass is a
-  gelu_ext kernel (``relu``/``relu_grad``, ``fast_gelu``/``fast_gelu_grad``
-  with the bias fused in).  ReLU has no fused-bias ufunc, so its bias is added
-  in place first.
+  gelu_ext kernel (``fast_gelu``/``fast_gelu_grad`` with the bias fused in;
+  ``relu``/``relu_grad``, ``silu``/``silu_grad``,
+  ``quick_gelu``/``quick_gelu_grad``).  The last three have no fused-bias
+  form, so their bias is added in place first.
 * All networks of a run (arms x seeds) are trained *together* as one stack:
   each weight is an array of shape ``(arms, seeds, fan_in, fan_out)`` and one
   ``np.matmul`` does a layer for every network.  Training is thousands of tiny
@@ -37,15 +40,20 @@ import time
 
 import numpy as np
 
-from gelu_ext import fast_gelu, fast_gelu_grad, relu, relu_grad
+from gelu_ext import (fast_gelu, fast_gelu_grad, quick_gelu, quick_gelu_grad, relu, relu_grad,
+                      silu, silu_grad)
 from gelu_ext.jobs import _common
 
-# arm name -> (label, approximate); None means ReLU
+# arm name -> (label, approximate); approximate None means an activation with
+# no fused-bias kernel, computed by _unfused(arm)
 ARMS = {
     "relu": ("ReLU", None),
     "gelu": ("GELU", "none"),
     "gelu_tanh": ("GELU-tanh", "tanh"),
+    "silu": ("SiLU", None),
+    "quick_gelu": ("quick-GELU", None),
 }
+DEFAULT_ARMS = ("relu", "gelu")
 
 CAVEAT = ("Caveat (the article's): one run proves nothing, and on this toy problem the "
           "differences are small; this is no general claim that one activation beats the other.")
@@ -61,7 +69,9 @@ _INIT_STREAM, _ORDER_STREAM = 1, 2
 def _check_arms(arms):
     for arm in arms:
         if arm not in ARMS:
-            raise ValueError(f"arms must be among {sorted(ARMS)}, got {arm!r}")
+            raise ValueError(f"arms must be among {list(ARMS)}, got {arm!r}")
+    if len(set(arms)) != len(arms):
+        raise ValueError(f"arms must not repeat an activation, got {list(arms)}")
 
 
 def init_weights(sizes, seed):
@@ -107,7 +117,8 @@ class Stack:
     sizes : sequence of int
         Layer widths, input first; the last must be 1 (one logit).
     arms : sequence of str
-        Hidden activation of each arm: ``'relu'``, ``'gelu'``, ``'gelu_tanh'``.
+        Hidden activation of each arm, a key of ``ARMS``: ``'relu'``,
+        ``'gelu'``, ``'gelu_tanh'``, ``'silu'``, ``'quick_gelu'``.
     inits : sequence of list of ndarray
         One ``init_weights`` list per seed; every arm starts from it.
     dtype : dtype, optional
@@ -144,11 +155,18 @@ def _views(flat, shapes):
     return out
 
 
+def _unfused(arm):
+    """(forward, backward) of an arm without a fused-bias kernel (looked up
+    when called, so a test can spy on the module's names)."""
+    return {"relu": (relu, relu_grad), "silu": (silu, silu_grad),
+            "quick_gelu": (quick_gelu, quick_gelu_grad)}[arm]
+
+
 def _activate(arm, u, b, out):
     approximate = ARMS[arm][1]
     if approximate is None:
-        np.add(u, b, out=u)        # the cache keeps u + b: relu_grad needs it
-        relu(u, out=out)
+        np.add(u, b, out=u)        # the cache keeps u + b: the backward pass needs it
+        _unfused(arm)[0](u, out=out)
     else:
         fast_gelu(u, approximate, bias=b, out=out)
 
@@ -156,7 +174,7 @@ def _activate(arm, u, b, out):
 def _activate_backward(arm, u, b, grad, out):
     approximate = ARMS[arm][1]
     if approximate is None:
-        relu_grad(u, grad, out=out)
+        _unfused(arm)[1](u, grad, out=out)
     else:
         fast_gelu_grad(u, grad, approximate, bias=b, out=out)
 
@@ -377,7 +395,7 @@ def _chunks(seeds, per_chunk):
     return [seeds[i:i + per_chunk] for i in range(0, len(seeds), per_chunk)]
 
 
-def run_experiment(seeds, *, sizes=(2, 64, 64, 1), arms=("relu", "gelu"), n_samples=2000,
+def run_experiment(seeds, *, sizes=(2, 64, 64, 1), arms=DEFAULT_ARMS, n_samples=2000,
                    noise=0.2, epochs=100, batch_size=32, lr=1e-3, dtype=np.float64,
                    keep_first=False, progress=None):
     """Train and test every arm for every seed.
@@ -458,7 +476,7 @@ def t_quantile(p, df):
 def paired_summary(diff, higher_is_better=True):
     """Mean, std, 95% t-interval and win/tie/loss counts of paired differences.
 
-    ``diff`` is (other arm - ReLU) per seed; a win is a seed where the other
+    ``diff`` is (other arm - first arm) per seed; a win is a seed where the other
     arm is better (higher if ``higher_is_better``, else lower), a tie an exact
     equality (common for accuracies, which are multiples of 1/n_test).
     With fewer than two seeds, std and the interval are None.
@@ -483,7 +501,8 @@ def _mean_std(x):
 
 
 def summarise(result, arms):
-    """The JSON-ready summary: per-seed rows, per-arm mean/std, paired differences."""
+    """The JSON-ready summary: per-seed rows, per-arm mean/std, and the paired
+    differences of every arm from the first (``"gelu - relu"``, ...)."""
     acc, loss = result["test_accuracy"], result["test_loss"]
     per_seed = []
     for s, seed in enumerate(result["seeds"]):
@@ -498,13 +517,12 @@ def summarise(result, arms):
     summary = {arm: {"accuracy": _mean_std(acc[a]), "loss": _mean_std(loss[a])}
                for a, arm in enumerate(arms)}
     paired = {}
-    for a, arm in enumerate(arms):
-        if arm != "relu" and "relu" in arms:
-            r = arms.index("relu")
-            paired[f"{arm} - relu"] = {
-                "accuracy": paired_summary(acc[a] - acc[r], higher_is_better=True),
-                "loss": paired_summary(loss[a] - loss[r], higher_is_better=False),
-            }
+    base = arms[0]
+    for a, arm in enumerate(arms[1:], 1):
+        paired[f"{arm} - {base}"] = {
+            "accuracy": paired_summary(acc[a] - acc[0], higher_is_better=True),
+            "loss": paired_summary(loss[a] - loss[0], higher_is_better=False),
+        }
     return {"per_seed": per_seed, "summary": summary, "paired": paired}
 
 
@@ -520,7 +538,7 @@ def format_report(config, result, summary, arms):
     sp = result["split"]
     seeds = result["seeds"]
     lines = [
-        f"ReLU vs GELU on make_moons (n={config['samples']}, noise={config['noise']}; "
+        f"{' vs '.join(labels)} on make_moons (n={config['samples']}, noise={config['noise']}; "
         f"train/validation/test {sp['train']}/{sp['val']}/{sp['test']}, stratified)",
         f"MLP {'-'.join(map(str, config['sizes']))}, He-uniform init, Adam lr {config['lr']:g}, "
         f"{config['epochs']} epochs, batch {config['batch_size']}, {config['dtype']}, "
@@ -542,9 +560,9 @@ def format_report(config, result, summary, arms):
                      f"{_fmt(s['accuracy']['std'], '.4f')}   loss {s['loss']['mean']:.4f} +- "
                      f"{_fmt(s['loss']['std'], '.4f')}")
     for key, p in summary["paired"].items():
-        arm = key.split(" - ")[0]
-        lines += ["", f"paired difference {ARMS[arm][0]} - ReLU over {len(seeds)} seeds "
-                      f"(win = {ARMS[arm][0]} better):"]
+        arm, base = key.split(" - ")
+        lines += ["", f"paired difference {ARMS[arm][0]} - {ARMS[base][0]} over {len(seeds)} "
+                      f"seeds (win = {ARMS[arm][0]} better):"]
         for what, spec in (("accuracy", "+.5f"), ("loss", "+.5f")):
             d = p[what]
             ci = ("n/a (needs >= 2 seeds)" if d["ci95"] is None else
@@ -629,11 +647,25 @@ def _hidden(text):
     return widths
 
 
+def _activations(text):
+    arms = tuple(t.strip() for t in text.split(","))
+    bad = [a for a in arms if a not in ARMS]
+    twice = sorted({a for a in arms if arms.count(a) > 1})
+    if bad or twice or len(arms) < 2:
+        why = (f"unknown {', '.join(map(repr, bad))}" if bad else
+               f"{', '.join(map(repr, twice))} repeated" if twice else "only one given")
+        raise argparse.ArgumentTypeError(
+            f"must be two or more different activations, comma-separated, among "
+            f"{','.join(ARMS)} ({why}), got {text!r}")
+    return arms
+
+
 def _parser():
     p = argparse.ArgumentParser(
         prog="python -m gelu_ext moons",
-        description="ReLU vs GELU (gelu_ext kernels) on scikit-learn's make_moons, over many "
-                    "seeds: per-seed test table, mean +- std, paired difference with a 95% "
+        description="ReLU vs GELU (or any of gelu_ext's activations, --activations) on "
+                    "scikit-learn's make_moons, over many seeds: per-seed test table, mean "
+                    "+- std, paired difference from the first activation with a 95% "
                     "t-interval.  Needs: pip install 'gelu_ext[experiment]'.",
         epilog="Per seed: stratified 60/20/20 train/validation/test split, inputs standardised "
                "with the training set's statistics, He-uniform initial weights and minibatch "
@@ -657,8 +689,13 @@ def _parser():
                    help="Adam learning rate (default 0.001)")
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                    help="default float64")
-    p.add_argument("--approximate", choices=("none", "tanh"), default="none",
-                   help="'tanh' adds tanh-GELU as a third arm (default none: ReLU vs exact GELU)")
+    arms = p.add_mutually_exclusive_group()
+    arms.add_argument("--approximate", choices=("none", "tanh"), default="none",
+                      help="'tanh' adds tanh-GELU as a third arm (default none: ReLU vs exact "
+                           "GELU)")
+    arms.add_argument("--activations", type=_activations, default=None, metavar="A,B,...",
+                      help=f"the arms, comma-separated, among {','.join(ARMS)}; every one is "
+                           f"compared with the first (default relu,gelu)")
     p.add_argument("--json", metavar="FILE", help="write all results as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png",
                    help="plot the first seed's decision boundaries and loss curves to FILE.png")
@@ -671,7 +708,7 @@ def main(argv=None):
     _common.require("sklearn", "experiment", package="scikit-learn")
     if args.plot:
         _common.require("matplotlib", "experiment")
-    arms = ("relu", "gelu") + (("gelu_tanh",) if args.approximate == "tanh" else ())
+    arms = args.activations or DEFAULT_ARMS + (("gelu_tanh",) if args.approximate == "tanh" else ())
     sizes = (2, *args.hidden, 1)
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     config = {"samples": args.samples, "noise": args.noise, "sizes": list(sizes),

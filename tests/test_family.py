@@ -1,0 +1,483 @@
+"""The rest of the family (issue 13): SiLU, quick-GELU, the gated SwiGLU and
+GEGLU, their gradients, and ``activation(name)`` for Hugging Face configs.
+
+* Values against the mpmath oracle (gelu_ext.testing: x sigmoid(kx) at 60
+  digits, 1.702 exact) at a few hundred points per dtype -- bulk, |x| from the
+  smallest subnormal to the overflow of exp, the tail where results are
+  subnormal, SiLU's zero crossing -- within gelu_ext.testing.BOUNDS, on every
+  ISA path; a dense float32 sweep against the float64 twin.
+* Special values as for GELU, and no floating-point warning for any finite input.
+* The gated forms are bit-identical to their composed NumPy definitions
+  (forward and gradients), broadcast like binary ufuncs, and work on the two
+  halves of a concatenated projection as views; a LLaMA-style FFN.
+* PyTorch and transformers, when installed, agree within their own (looser)
+  accuracy.
+"""
+import functools
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import gelu_ext
+from gelu_ext import (activation, fast_gelu, fast_gelu_grad, geglu, geglu_grad, quick_gelu,
+                      quick_gelu_grad, silu, silu_grad, swiglu, swiglu_grad, testing)
+from helpers import FLOAT_DTYPES, dtype_id
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+K = 1.702          # quick_gelu's slope, exact as a real number in the oracle
+
+# name -> (the function, its k in x sigmoid(kx), is it a derivative)
+FUNCS = {
+    "silu": (silu, 1.0, False),
+    "quick_gelu": (quick_gelu, K, False),
+    "silu_grad": (silu_grad, 1.0, True),
+    "quick_gelu_grad": (quick_gelu_grad, K, True),
+}
+NAMES = list(FUNCS)
+
+
+# -------------------------------------------------------- mpmath values --
+
+def points(name, dtype):
+    """A few hundred inputs of ``dtype``: bulk, |x| log-spaced from the
+    smallest subnormal to where exp(k x) underflows, both signs, the tail
+    where x sigmoid(kx) is subnormal, and the zero crossing of the derivative."""
+    k = FUNCS[name][1]
+    fi = np.finfo(dtype)
+    rng = np.random.default_rng(13)
+    big = -math.log(float(fi.smallest_subnormal)) / k        # exp(-k big) underflows
+    logs = np.logspace(math.log10(float(fi.smallest_subnormal)), math.log10(big), 80)
+    # x e^(kx) subnormal: kx from about ln(tiny) - ln|x| down to underflow
+    lo_sub = (math.log(float(fi.smallest_subnormal)) - math.log(big)) / k
+    hi_sub = (math.log(float(fi.smallest_normal)) - math.log(big / 3)) / k
+    x = np.concatenate([
+        rng.uniform(-12.0, 12.0, 160), logs, -logs, rng.uniform(lo_sub, hi_sub, 60),
+        [-1.2785 / k, -1.2784 / k, 0.0, -0.0, 1.0, -1.0, float(fi.smallest_subnormal),
+         -float(fi.smallest_subnormal), float(fi.smallest_normal), -float(fi.smallest_normal)],
+    ])
+    return np.unique(x.astype(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def mp_case(name, dtype_name):
+    """(x, exact as mpf objects, scale as mpf objects or None) from mpmath."""
+    pytest.importorskip("mpmath")
+    x = points(name, np.dtype(dtype_name))
+    vals = [testing.MP_REFERENCE[name](float(v)) for v in x]
+    if FUNCS[name][2]:
+        exact = np.array([v[0] for v in vals], dtype=object)
+        scale = np.array([v[1] for v in vals], dtype=object)
+        return x, exact, scale
+    return x, np.array(vals, dtype=object), None
+
+
+def call(name, x):
+    fn, _, grad = FUNCS[name]
+    return fn(x)            # derivatives: grad=None gives the derivative itself
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=dtype_id)
+@pytest.mark.parametrize("name", NAMES)
+def test_within_bound_of_mpmath(name, dt, isa):
+    x, exact, scale = mp_case(name, dt.name)
+    got = call(name, x)
+    assert got.dtype == dt
+    err = testing.ulp_error(got, exact, dt, scale)
+    b = testing.bound(name, dt)
+    worst = int(np.argmax(err))
+    assert err.max() <= b.value, (f"{name} {dt} on {isa}: {err.max():.3g} {b.unit} at "
+                                  f"x={float(x[worst])!r}, got {float(got[worst])!r}, "
+                                  f"exact {float(exact[worst])!r}; bound {b.value}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_dense_sweep_against_the_twin(name, isa):
+    """10^5 float32 points over the whole range where the result is not 0 or
+    x, against the float64 twin (1e5 times finer than a float32 ULP)."""
+    k = FUNCS[name][1]
+    x = np.concatenate([np.linspace(-110 / k, 20, 80_001, dtype=np.float32),
+                        np.linspace(-1, 1, 20_001, dtype=np.float32)])
+    x64 = x.astype(np.float64)
+    scale = testing.grad_scale(name, x64) if FUNCS[name][2] else None
+    err = testing.ulp_error(call(name, x), testing.REFERENCE[name](x64), F32, scale)
+    assert err.max() <= testing.bound(name, F32).value, (name, err.max(), x[np.argmax(err)])
+
+
+@pytest.mark.parametrize("name", ["silu", "quick_gelu"])
+def test_float32_subnormal_results_are_not_flushed(name):
+    k = FUNCS[name][1]
+    x = np.linspace(-108 / k, -85 / k, 20_001, dtype=np.float32)
+    exact = testing.REFERENCE[name](x.astype(np.float64))
+    tiny = float(np.finfo(np.float32).smallest_normal)
+    sub = (np.abs(exact) < tiny) & (np.abs(exact) > float(np.finfo(np.float32).smallest_subnormal))
+    assert sub.sum() > 1000                       # the range really holds subnormal results
+    got = call(name, x[sub])
+    assert np.all(got != 0)
+    assert testing.ulp_error(got, exact[sub], F32).max() <= 1
+
+
+@pytest.mark.parametrize("name", ["silu_grad", "quick_gelu_grad"])
+def test_gradient_times_grad_is_within_bound(name):
+    """With an upstream gradient: silu'(x) * g, within the bound scaled by |g|."""
+    rng = np.random.default_rng(5)
+    for dt in (F32, F64):
+        x = rng.uniform(-20, 20, 5000).astype(dt)
+        g = rng.standard_normal(5000).astype(dt)
+        testing.assert_matches_reference(name, FUNCS[name][0](x, g), x, g)
+
+
+# ------------------------------------------------------- special values --
+
+MAX, NMAX = "max", "-max"
+
+
+def _resolve(v, dt):
+    fi = np.finfo(dt)
+    return {MAX: float(fi.max), NMAX: -float(fi.max)}.get(v, v) if isinstance(v, str) else v
+
+
+FORWARD_SPECIAL = [(-np.inf, -0.0), (np.inf, np.inf), (np.nan, np.nan), (0.0, 0.0),
+                   (-0.0, -0.0), (MAX, MAX), (NMAX, -0.0)]
+# At -max the derivative s (1 + k x (1 - s)) is negative and below the smallest
+# subnormal: it rounds to -0.0 (its limit at -inf is 0, taken as +0.0).
+GRAD_SPECIAL = [(-np.inf, 0.0), (np.inf, 1.0), (np.nan, np.nan), (0.0, 0.5), (-0.0, 0.5),
+                (MAX, 1.0), (NMAX, -0.0)]
+
+
+def special_cases():
+    for name in NAMES:
+        for x, want in (GRAD_SPECIAL if FUNCS[name][2] else FORWARD_SPECIAL):
+            for dt in FLOAT_DTYPES:
+                yield pytest.param(name, dt, x, want, id=f"{name}-{dtype_id(dt)}-{x}")
+
+
+@pytest.mark.parametrize("name, dt, x, want", list(special_cases()))
+def test_special_values(name, dt, x, want):
+    xa = np.array([_resolve(x, dt)], dtype=dt)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):   # and no warning
+        got = call(name, xa)
+    want = np.array([_resolve(want, dt)], dtype=dt)
+    assert got.dtype == np.dtype(dt)
+    testing.assert_same_bits(got, want, f"{name}({x!r})")     # -0.0 and +0.0 told apart
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("name", NAMES)
+def test_no_floating_point_warning_for_any_finite_input(name, dt):
+    fi = np.finfo(dt)
+    mags = [float(fi.max), float(fi.max) / 2, 1e38 if dt != np.float16 else 6e4, 1e4, 745.0,
+            89.0, 1.0, float(fi.smallest_normal), float(fi.smallest_subnormal)]
+    x = np.array(mags + [-m for m in mags], dtype=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            got = call(name, x)
+    assert np.all(np.isfinite(got))
+
+
+# ------------------------------------------------------------- PyTorch --
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dt, rtol", [(np.float32, 2e-6), (np.float64, 1e-13)],
+                         ids=["float32", "float64"])
+def test_silu_matches_torch(dt, rtol):
+    torch = _torch()
+    x = np.linspace(-30, 30, 6001, dtype=dt)
+    t = torch.from_numpy(x)
+    np.testing.assert_allclose(silu(x), torch.nn.functional.silu(t).numpy(), rtol=rtol, atol=1e-30)
+    g = np.cos(x)
+    want = torch.ops.aten.silu_backward(torch.from_numpy(g), t).numpy()
+    np.testing.assert_allclose(silu_grad(x, g), want, rtol=rtol, atol=rtol * 1e-3)
+
+
+# torch rounds 1.702 to the tensor's dtype (1.3e-8 relative in float32), an
+# error the tail amplifies by |1.702 x|: 2.3e-6 relative at x = -20
+@pytest.mark.parametrize("dt, rtol", [(np.float32, 1e-5), (np.float64, 1e-13)],
+                         ids=["float32", "float64"])
+def test_quick_gelu_matches_torch(dt, rtol):
+    torch = _torch()
+    x = np.linspace(-20, 20, 4001, dtype=dt)
+    t = torch.from_numpy(x).requires_grad_()
+    y = t * torch.sigmoid(1.702 * t)              # transformers' QuickGELUActivation
+    y.sum().backward()
+    np.testing.assert_allclose(quick_gelu(x), y.detach().numpy(), rtol=rtol, atol=1e-30)
+    np.testing.assert_allclose(quick_gelu_grad(x), t.grad.numpy(), rtol=rtol, atol=rtol * 1e-3)
+
+
+def test_gated_gradients_match_torch_autograd():
+    torch = _torch()
+    rng = np.random.default_rng(2)
+    gate, up, grad = (rng.standard_normal((16, 32)) * 3 for _ in range(3))
+    for name, ours, theirs in [
+            ("swiglu", swiglu_grad, lambda g, u: torch.nn.functional.silu(g) * u),
+            ("geglu", geglu_grad, lambda g, u: torch.nn.functional.gelu(g) * u),
+            ("geglu tanh", lambda g, u, d: geglu_grad(g, u, d, "tanh"),
+             lambda g, u: torch.nn.functional.gelu(g, approximate="tanh") * u)]:
+        tg, tu = (torch.from_numpy(a.copy()).requires_grad_() for a in (gate, up))
+        theirs(tg, tu).backward(torch.from_numpy(grad))
+        d_gate, d_up = ours(gate, up, grad)
+        # atol: torch's GELU backward returns 0 below x ~ -10, where ours is ~1e-14
+        np.testing.assert_allclose(d_gate, tg.grad.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(d_up, tu.grad.numpy(), rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+# ------------------------------------------------------------ swiglu / geglu --
+
+def _gated_inputs(dt, shape=(64, 48), seed=0):
+    rng = np.random.default_rng(seed)
+    gate = (rng.standard_normal(shape) * 4).astype(dt)
+    up = rng.standard_normal(shape).astype(dt)
+    grad = rng.standard_normal(shape).astype(dt)
+    # tails, specials and zeros, in gate and in up
+    gate.flat[:12] = [-np.inf, np.inf, np.nan, 0.0, -0.0, -100.0, 100.0, -20.0, 1e-30, -1e-30,
+                      np.finfo(dt).max, -np.finfo(dt).max]
+    up.flat[12:16] = [0.0, -0.0, np.inf, np.nan]
+    return gate, up, grad
+
+
+GATED = {
+    "swiglu": (lambda g, u: swiglu(g, u), lambda g, u: np.multiply(silu(g), u)),
+    "geglu": (lambda g, u: geglu(g, u), lambda g, u: np.multiply(fast_gelu(g), u)),
+    "geglu_tanh": (lambda g, u: geglu(g, u, "tanh"),
+                   lambda g, u: np.multiply(fast_gelu(g, "tanh"), u)),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
+@pytest.mark.parametrize("form", list(GATED))
+def test_gated_is_bit_identical_to_the_composed_form(form, dt):
+    gate, up, _ = _gated_inputs(dt)
+    fused, composed = GATED[form]
+    with np.errstate(invalid="ignore"):               # inf * 0 in the composed form
+        want = composed(gate, up)
+        got = fused(gate, up)
+    testing.assert_same_bits(got, want, form)
+
+
+@pytest.mark.parametrize("form", list(GATED))
+def test_gated_broadcasts_like_a_binary_ufunc(form):
+    gate, up, _ = _gated_inputs(np.float32, shape=(4, 8))
+    up = up[0]                                     # (8,) against (4, 8)
+    fused, composed = GATED[form]
+    with np.errstate(invalid="ignore"):
+        got = fused(gate, up)
+        want = composed(gate, up)
+    assert got.shape == (4, 8)
+    testing.assert_same_bits(got, want, form)
+    testing.assert_same_bits(fused(gate[:, :1], up), composed(gate[:, :1], up), form + " (4,1)")
+
+
+@pytest.mark.parametrize("form", list(GATED))
+def test_concatenated_projection_is_split_with_two_views(form):
+    """Models store W_gate and W_up as one (d, 2 f) matrix: the two halves of
+    its product are views, and the gated form reads them in place."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((10, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 2 * 24)).astype(np.float32)
+    h = x @ w
+    gate, up = np.split(h, 2, axis=-1)            # == h[:, :24], h[:, 24:]
+    assert np.shares_memory(gate, h) and np.shares_memory(up, h)
+    fused, composed = GATED[form]
+    testing.assert_same_bits(fused(gate, up), composed(gate.copy(), up.copy()), form)
+
+
+def test_out_is_written_and_returned():
+    gate, up, _ = _gated_inputs(np.float64)
+    for name, fn in [("swiglu", swiglu), ("geglu", geglu)]:
+        out = np.empty_like(gate)
+        with np.errstate(invalid="ignore"):
+            assert fn(gate, up, out=out) is out
+            testing.assert_same_bits(out, fn(gate, up), name)
+
+
+def test_llama_style_ffn_with_swiglu():
+    """``down(silu(gate(x)) * up(x))``: with swiglu, bit-identical to the same
+    network with silu and np.multiply, and equal to the textbook NumPy form."""
+    rng = np.random.default_rng(11)
+    d_model, d_ff, tokens = 32, 86, 20
+    x = rng.standard_normal((tokens, d_model)).astype(np.float32)
+    w_gate, w_up = (rng.standard_normal((d_model, d_ff)).astype(np.float32) / 4 for _ in range(2))
+    w_down = rng.standard_normal((d_ff, d_model)).astype(np.float32) / 8
+
+    y = swiglu(x @ w_gate, x @ w_up) @ w_down
+    composed = (silu(x @ w_gate) * (x @ w_up)) @ w_down
+    testing.assert_same_bits(y, composed, "FFN")
+
+    g, u = x.astype(np.float64) @ w_gate, x.astype(np.float64) @ w_up
+    textbook = (g / (1 + np.exp(-g)) * u) @ w_down
+    np.testing.assert_allclose(y, textbook, rtol=1e-5, atol=1e-5)
+    assert y.dtype == np.float32 and y.shape == (tokens, d_model)
+
+
+# ------------------------------------------------------- gated gradients --
+
+GATED_GRAD = {
+    "swiglu": (lambda g, u, d, **kw: swiglu_grad(g, u, d, **kw),
+               lambda g, u, d: (silu_grad(g, np.multiply(u, d)), np.multiply(silu(g), d)),
+               lambda g, u: swiglu(g, u)),
+    "geglu": (lambda g, u, d, **kw: geglu_grad(g, u, d, **kw),
+              lambda g, u, d: (fast_gelu_grad(g, np.multiply(u, d)), np.multiply(fast_gelu(g), d)),
+              lambda g, u: geglu(g, u)),
+    "geglu_tanh": (lambda g, u, d, **kw: geglu_grad(g, u, d, "tanh", **kw),
+                   lambda g, u, d: (fast_gelu_grad(g, np.multiply(u, d), "tanh"),
+                                    np.multiply(fast_gelu(g, "tanh"), d)),
+                   lambda g, u: geglu(g, u, "tanh")),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
+@pytest.mark.parametrize("form", list(GATED_GRAD))
+def test_gated_gradients_are_bit_identical_to_the_composed_definitions(form, dt):
+    """d_gate = act'(gate) * (up * grad), the product rounded first as
+    autograd does; d_up = act(gate) * grad."""
+    gate, up, grad = _gated_inputs(dt)
+    fused, composed, _ = GATED_GRAD[form]
+    with np.errstate(invalid="ignore"):
+        got, want = fused(gate, up, grad), composed(gate, up, grad)
+    assert isinstance(got, tuple) and len(got) == 2
+    testing.assert_same_bits(got[0], want[0], form + " d_gate")
+    testing.assert_same_bits(got[1], want[1], form + " d_up")
+
+
+@pytest.mark.parametrize("form", list(GATED_GRAD))
+def test_gated_gradients_match_central_differences(form):
+    rng = np.random.default_rng(8)
+    gate, up, grad = (rng.uniform(-4, 4, 200) for _ in range(3))
+    fused, _, forward = GATED_GRAD[form]
+    d_gate, d_up = fused(gate, up, grad)
+    h = 1e-6
+    num_gate = (forward(gate + h, up) - forward(gate - h, up)) / (2 * h) * grad
+    num_up = (forward(gate, up + h) - forward(gate, up - h)) / (2 * h) * grad
+    np.testing.assert_allclose(d_gate, num_gate, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d_up, num_up, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("form", list(GATED_GRAD))
+def test_gated_gradients_write_an_out_pair(form):
+    gate, up, grad = _gated_inputs(np.float32)
+    fused = GATED_GRAD[form][0]
+    out = (np.empty_like(gate), np.empty_like(gate))
+    with np.errstate(invalid="ignore"):
+        got = fused(gate, up, grad, out=out)
+        want = fused(gate, up, grad)
+    assert got[0] is out[0] and got[1] is out[1]
+    testing.assert_same_bits(out[0], want[0], form + " d_gate")
+    testing.assert_same_bits(out[1], want[1], form + " d_up")
+
+
+# ------------------------------------------------------------ bad input --
+
+@pytest.mark.parametrize("call_", [
+    lambda: geglu(np.ones(3), np.ones(3), "fast"),
+    lambda: geglu_grad(np.ones(3), np.ones(3), np.ones(3), "fast"),
+    lambda: geglu(np.ones(3), np.ones(3), approximate=None),
+], ids=["geglu", "geglu_grad", "geglu-None"])
+def test_bad_approximate_names_the_argument(call_):
+    with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh', got "):
+        call_()
+
+
+@pytest.mark.parametrize("fn, args", [
+    (silu, (np.array(["a"]),)),
+    (quick_gelu, (np.array([1 + 2j]),)),
+    (swiglu, (np.ones(3, dtype=complex), np.ones(3))),
+    (swiglu, (np.ones(3), np.array([None, None, None]))),
+    (geglu, (np.array(["a"]), np.ones(1))),
+], ids=["silu-str", "quick_gelu-complex", "swiglu-complex", "swiglu-object", "geglu-str"])
+def test_inputs_without_a_float_loop_raise_type_error(fn, args):
+    with pytest.raises(TypeError):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn", [swiglu, geglu], ids=["swiglu", "geglu"])
+def test_shapes_that_do_not_broadcast_raise(fn):
+    with pytest.raises(ValueError, match="broadcast"):
+        fn(np.ones((4, 8)), np.ones(7))
+
+
+# ------------------------------------------------------------ activation() --
+
+TANH_NAMES = ["gelu_new", "gelu_pytorch_tanh", "gelu_python_tanh", "gelu_accurate", "gelu_fast"]
+SAME_OBJECT = {"gelu": "fast_gelu", "gelu_python": "fast_gelu", "quick_gelu": "quick_gelu",
+               "relu": "relu", "silu": "silu", "swish": "silu"}
+
+
+@pytest.mark.parametrize("name", list(SAME_OBJECT))
+def test_activation_returns_the_public_function(name):
+    assert activation(name) is getattr(gelu_ext, SAME_OBJECT[name])
+
+
+@pytest.mark.parametrize("name", TANH_NAMES)
+def test_activation_tanh_names_compute_tanh_gelu(name):
+    f = activation(name)
+    assert f is activation("gelu_new")
+    assert f.__name__ == "fast_gelu_tanh" and "tanh" in f.__doc__
+    x = np.linspace(-8, 8, 1001, dtype=np.float32)
+    testing.assert_same_bits(f(x), fast_gelu(x, "tanh"), name)
+    b = np.float32(0.25)
+    testing.assert_same_bits(f(x, bias=b), fast_gelu(x, "tanh", bias=b), name + " bias")
+    out = np.empty_like(x)
+    assert f(x, out=out) is out
+
+
+def test_activation_names_are_the_supported_list():
+    assert gelu_ext._activation.supported_names() == (
+        ["gelu", "gelu_python"] + TANH_NAMES + ["quick_gelu", "relu", "silu", "swish"])
+
+
+@pytest.mark.parametrize("name, match", [
+    ("gelu_10", r"name must be one of 'gelu', 'gelu_python', 'gelu_new', .* 'silu', 'swish' "
+                r"\(the Hugging Face activations gelu_ext computes\), got 'gelu_10'$"),
+    ("mish", r"got 'mish'$"),
+    ("", r"got ''$"),
+    ("GELU", r"got 'GELU'; names are case-sensitive: did you mean 'gelu'\?"),
+    ("SiLU", r"did you mean 'silu'\?"),
+], ids=["gelu_10", "mish", "empty", "GELU", "SiLU"])
+def test_activation_rejects_other_names_listing_the_supported_ones(name, match):
+    with pytest.raises(ValueError, match=match):
+        activation(name)
+
+
+@pytest.mark.parametrize("bad", [None, 1, b"gelu", ["gelu"]], ids=repr)
+def test_activation_name_must_be_a_str(bad):
+    with pytest.raises(TypeError, match=r"name must be a str \(a Hugging Face hidden_act\), got "):
+        activation(bad)
+
+
+def test_gelu_fast_constant_claim_in_the_docstring():
+    """The truncated constant of transformers' gelu_fast, 0.7978845608, is
+    3.6e-12 relative from sqrt(2/pi): far below float32's half-ULP."""
+    rel = (math.sqrt(2 / math.pi) - 0.7978845608) / math.sqrt(2 / math.pi)
+    assert f"{rel:.1e}" == "3.6e-12"
+    assert rel < 2.0 ** -24 / 1e4
+    assert "3.6e-12" in activation.__doc__ and "0.7978845608" in activation.__doc__
+
+
+def test_gelu_fast_formula_rounds_to_tanh_gelu_in_float32():
+    """transformers' gelu_fast, evaluated exactly (mpmath) and rounded to
+    float32, is within our tanh-GELU's float32 bound of it."""
+    mp = pytest.importorskip("mpmath")
+    x = np.linspace(-9, 9, 361, dtype=np.float32)
+    got = activation("gelu_fast")(x)
+    with mp.workdps(50):
+        c = mp.mpf("0.7978845608")
+        exact = np.array([X / (1 + mp.exp(-2 * c * X * (1 + mp.mpf("0.044715") * X * X)))
+                          for X in map(mp.mpf, map(float, x))], dtype=object)
+    assert testing.ulp_error(got, exact, F32).max() <= testing.bound("gelu_tanh", F32, "bulk").value
+
+
+def test_activation_matches_transformers():
+    """Every name against transformers' ACT2FN (float64, loose: its tanh
+    forms evaluate the formula as written, and gelu_fast's constant is truncated)."""
+    torch = _torch()
+    transformers_activations = pytest.importorskip("transformers.activations")
+    x = np.linspace(-8, 8, 1601)
+    for name in gelu_ext._activation.supported_names():
+        theirs = transformers_activations.ACT2FN[name](torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(activation(name)(x), theirs, rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
