@@ -22,6 +22,7 @@
 #include "gx_pool.h"
 
 #include <fenv.h>
+#include <stdlib.h>
 
 /* For the float32 kernels that split an array between the table formula and
  * the general one (GX_SPLIT): trailing zeros and set bits of a 64-bit mask. */

@@ -305,12 +305,60 @@ static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
  * in float32, and rounding it once is NumPy's (ml_dtypes') 16-bit multiply. */
 typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
 typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
+/* The result of unary op `base` for every one of the 65536 inputs of a 16-bit
+ * type (bf = 0: float16, 1: bfloat16), computed once -- by this path's float32
+ * kernel and rounding, so with exactly the bits the block pipeline below
+ * gives -- on the first call that needs it (128 KiB, kept for the process;
+ * threads racing to build it agree through a compare-and-swap, the loser
+ * frees its copy).  A forward 16-bit call is then one load per element.
+ * NULL if the memory is not there (or without GNU atomics): the block
+ * pipeline runs instead. */
+static const uint16_t *GX_FN(tab16)[GX_NOPS][2];
+static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_narrow_fn narrow)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    const uint16_t *t = __atomic_load_n(&GX_FN(tab16)[base][bf], __ATOMIC_ACQUIRE);
+    if (t) return t;
+    uint16_t *nt = (uint16_t *)malloc(65536 * sizeof(uint16_t));
+    float *f = (float *)malloc(2 * 65536 * sizeof(float));
+    if (!nt || !f) {
+        free(nt);
+        free(f);
+        return NULL;
+    }
+    for (int i = 0; i < 65536; i++) nt[i] = (uint16_t)i;
+    widen(nt, f, 65536);
+    const void *p[1] = {f};
+    GX_FN(f32_kernels)[base](p, f + 65536, 65536);
+    narrow(f + 65536, nt, 65536);
+    free(f);
+    const uint16_t *expected = NULL;
+    if (!__atomic_compare_exchange_n(&GX_FN(tab16)[base][bf], &expected, nt, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(nt);
+        return expected;
+    }
+    return nt;
+#else
+    (void)base; (void)bf; (void)widen; (void)narrow;
+    return NULL;
+#endif
+}
 static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, int base, int nin,
                               const void *const *in, void *out, gx_intp n)
 {
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
+    /* forward ops of a unary base: through the result table */
+    const uint16_t *T = (kind != GX_DGATE && gx_nin(base) == 1)
+                        ? GX_FN(table16)(base, widen == GX_FN(b2f), widen, narrow) : NULL;
+    if (T && kind == GX_PLAIN) {
+        const uint16_t *x = (const uint16_t *)in[0];
+        uint16_t *o = (uint16_t *)out;
+        for (gx_intp j = 0; j < n; j++) o[j] = T[x[j]];
+        return;
+    }
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
         for (int k = 0; k < nin; k++)
@@ -327,6 +375,20 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
             }
             narrow(r, hb, m);
             widen(hb, r, m);
+        }
+        if (T) {                    /* BASE through the table (kind BIAS or GATE) */
+            if (kind == GX_BIAS) {      /* hb: x + b rounded to 16 bits, above */
+                uint16_t *o = (uint16_t *)out + i0;
+                for (int j = 0; j < m; j++) o[j] = T[hb[j]];
+                continue;
+            }
+            const uint16_t *g = (const uint16_t *)in[0] + i0;
+            for (int j = 0; j < m; j++) hb[j] = T[g[j]];
+            widen(hb, ob, m);
+            _Pragma("omp simd")
+            for (int j = 0; j < m; j++) ob[j] = ob[j] * b[1][j];
+            narrow(ob, (uint16_t *)out + i0, m);
+            continue;
         }
         const void *p[2] = {b[0], b[1]};
         k32(p, ob, m);
