@@ -245,6 +245,10 @@ README_ROWS = {
     "tanh GELU, x < −5 (relative)": ("gelu_tanh", "tail"),
     "exact GELU′ `Φ(x) + x·φ(x)`": ("gelu_erf_grad", "all"),
     "tanh GELU′, x ≥ −5": ("gelu_tanh_grad", "bulk"),
+    "SiLU `x·sigmoid(x)`, subnormal results included": ("silu", "all"),
+    "quick GELU `x·sigmoid(1.702x)`, subnormal results included": ("quick_gelu", "all"),
+    "SiLU′": ("silu_grad", "all"),
+    "quick GELU′": ("quick_gelu_grad", "all"),
     "ReLU": ("relu", "all"),
 }
 
