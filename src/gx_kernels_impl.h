@@ -97,7 +97,8 @@
 #define GX_NOINLINE
 #endif
 
-/* The float32-lane table kernels (gx_lut.h): GX_FN(lut_fwd), GX_FN(lut_grad). */
+/* The float32-lane table kernels (gx_lut.h): GX_FN(lut_fwd), GX_FN(lut_grad),
+ * and GX_FN(sig_fwd), GX_FN(sig_grad) for the sigmoid family's tables. */
 #include "gx_lut_simd.h"
 
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
@@ -218,10 +219,10 @@ GX_FULL_FN(silu_f32, gx_silu_f32, 0)
 GX_FULL_FN(quick_gelu_f32, gx_quick_gelu_f32, 0)
 GX_FULL_FN(silu_grad_f32, gx_silu_grad_f32d, 1)
 GX_FULL_FN(quick_gelu_grad_f32, gx_quick_gelu_grad_f32d, 1)
-GX_SPLIT(silu_f32, 1, lut_fwd, GX_FN(silu_f32_full))
-GX_SPLIT(quick_gelu_f32, 1, lut_fwd, GX_FN(quick_gelu_f32_full))
-GX_SPLIT(silu_grad_f32, 2, lut_grad, GX_FN(silu_grad_f32_full))
-GX_SPLIT(quick_gelu_grad_f32, 2, lut_grad, GX_FN(quick_gelu_grad_f32_full))
+GX_SPLIT(silu_f32, 1, sig_fwd, GX_FN(silu_f32_full))
+GX_SPLIT(quick_gelu_f32, 1, sig_fwd, GX_FN(quick_gelu_f32_full))
+GX_SPLIT(silu_grad_f32, 2, sig_grad, GX_FN(silu_grad_f32_full))
+GX_SPLIT(quick_gelu_grad_f32, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full))
 
 #define GX_BIASED_ALL(T, SFX)                                               \
     GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \

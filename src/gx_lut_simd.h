@@ -92,21 +92,27 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
     GX_VTAB_LOAD(R##c, (T)->c);                                             \
     GX_VTAB_LOAD(R##h, (T)->h);                                             \
     for (int q_ = 0; q_ < 7; q_++) GX_VTAB_LOAD(R##m[q_], (T)->m[q_])
-/* M_i(d) for a vector: the same Horner steps as gx_lut_poly */
-#define GX_VPOLY(R, i, d)                                                   \
-    GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VLUT(R##m[6], i),    \
-        d, GX_VLUT(R##m[5], i)), d, GX_VLUT(R##m[4], i)), d,                \
+/* M_i(d) for a vector: the same Horner steps as gx_lut_poly.  S (the
+ * sigmoid family's tables, m_6 = 0) starts at m_5: fma(0, d, m_5) = m_5
+ * exactly, so the bits are those of the full Horner, one step sooner. */
+#define GX_VPOLY(R, i, d, S)                                                \
+    GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(                                \
+        (S) ? GX_VLUT(R##m[5], i) : GX_VFMA(GX_VLUT(R##m[6], i), d, GX_VLUT(R##m[5], i)), \
+        d, GX_VLUT(R##m[4], i)), d,                                         \
         GX_VLUT(R##m[3], i)), d, GX_VLUT(R##m[2], i)), d,                   \
         GX_VLUT(R##m[1], i)), d, GX_VLUT(R##m[0], i))
 
-/* One vector of gx_lut_fwd (G = 0) or gx_lut_grad (G = 1). */
-#define GX_LUT_BODY(R, xv, gv, G, res)                                      \
+/* One vector of gx_lut_fwd (G = 0) or gx_lut_grad (G = 1); S = 1 for the
+ * sigmoid family's tables (k2 = 0: t = fma(a, k, 1/2), which is
+ * fma(a, fma(a, 0, k), 1/2) exactly; m_6 = 0, see GX_VPOLY). */
+#define GX_LUT_BODY(R, xv, gv, G, S, res)                                   \
     do {                                                                    \
         gx_vf a_ = GX_VMIN(GX_VABS(xv), R##x);          /* gx_lut_clamp */ \
-        gx_vf t_ = GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f));     \
+        gx_vf t_ = (S) ? GX_VFMA(a_, R##k, GX_VSET(0.5f))                   \
+                       : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f)); \
         gx_vi i_ = GX_VINDEX(t_);                                           \
         GX_VLUT_PREP(i_);                                                   \
-        gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)));       \
+        gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)), S);    \
         gx_vf h_ = GX_VLUT(R##h, i_);                                     \
         gx_vmask n_ = GX_VNEGMASK(xv);                                      \
         gx_vf B_ = GX_VSEL(n_, h_, GX_VSUB(GX_VSET(1.0f), h_));              \
@@ -125,14 +131,14 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
  * elements the table does not cover (!gx_lut_ok), whose
  * o[j] the caller overwrites.  The test rides along in the vector loop, so the
  * split costs no separate pass over the data. */
-#define GX_LUT_ARRAY(fname, G)                                              \
+#define GX_LUT_ARRAY(fname, G, S)                                           \
 static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const float *g, \
                                      float *o, int n, uint64_t *bad)        \
 {                                                                           \
-    GX_LUT_LOOP(G)                                                          \
+    GX_LUT_LOOP(G, S)                                                       \
 }
 #ifdef GX_VW
-#define GX_LUT_LOOP(G)                                                      \
+#define GX_LUT_LOOP(G, S)                                                   \
     GX_VTABS_DECL(R, T);                                                    \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j += GX_VW) {                                    \
@@ -150,7 +156,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
             xv = GX_VLOAD(xb);                                              \
             gv = GX_VLOAD(gb);                                              \
         }                                                                   \
-        GX_LUT_BODY(R, xv, gv, G, r);                                       \
+        GX_LUT_BODY(R, xv, gv, G, S, r);                                    \
         uint64_t b = GX_VBAD(xv, Rx);                                           \
         bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
@@ -162,7 +168,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
     }                                                                       \
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;
 #else
-#define GX_LUT_LOOP(G)                                                      \
+#define GX_LUT_LOOP(G, S)                                                   \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j++) {                                           \
         o[j] = G ? gx_lut_grad(T, x[j], g[j]) : gx_lut_fwd(T, x[j]);        \
@@ -170,8 +176,10 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
     }
 #endif
-GX_LUT_ARRAY(lut_fwd, 0)
-GX_LUT_ARRAY(lut_grad, 1)
+GX_LUT_ARRAY(lut_fwd, 0, 0)
+GX_LUT_ARRAY(lut_grad, 1, 0)
+GX_LUT_ARRAY(sig_fwd, 0, 1)        /* the sigmoid family's tables (SiLU, quick GELU) */
+GX_LUT_ARRAY(sig_grad, 1, 1)
 #undef GX_LUT_ARRAY
 #undef GX_LUT_LOOP
 
