@@ -1,6 +1,6 @@
 """Types (issue 15): the installed package ships py.typed and its stubs, the
 stubs declare exactly the public names, and mypy --strict accepts the typed
-usage file tests/typing/usage.py (whose ``type: ignore`` lines are calls the
+usage file tests/typecheck/usage.py (whose ``type: ignore`` lines are calls the
 stubs must reject)."""
 import ast
 import subprocess
@@ -51,8 +51,8 @@ def test_stub_declares_nothing_that_is_not_public():
 
 def test_usage_type_checks(tmp_path):
     pytest.importorskip("mypy")
-    if not (ROOT / "tests" / "typing" / "usage.py").is_file():
-        pytest.skip("tests/typing/usage.py is not here (tests run outside the repository)")
+    if not (ROOT / "tests" / "typecheck" / "usage.py").is_file():
+        pytest.skip("tests/typecheck/usage.py is not here (tests run outside the repository)")
     # the configuration ([tool.mypy] in pyproject.toml) names the file and --strict
     r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
                         "--cache-dir", str(tmp_path), "--no-error-summary"],
