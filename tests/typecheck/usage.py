@@ -17,10 +17,14 @@ from typing_extensions import assert_type
 import gelu_ext
 from gelu_ext import fast_gelu, fast_gelu_grad, relu_grad
 
-x = np.linspace(-4, 4, 9, dtype=np.float32)
-g = np.ones_like(x)
-b = np.zeros(9, dtype=np.float32)
-out = np.empty_like(x)
+
+def f32(n: int) -> NDArray[np.float32]:
+    # declared, not inferred: NumPy >= 2.3's stubs also type the shape
+    # (linspace gives ndarray[tuple[int], ...]), which out= would carry
+    return np.zeros(n, dtype=np.float32)
+
+
+x, g, b, out = f32(9), f32(9), f32(9), f32(9)
 
 # arrays and sequences in, an ndarray out
 assert_type(fast_gelu(x), NDArray[np.floating[Any]])
