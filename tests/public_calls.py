@@ -34,6 +34,30 @@ CALLS = {
         "x": lambda f, x, g, b: f(x),
         "g": lambda f, x, g, b: f(x, g),
     },
+    "silu_grad": {
+        "x": lambda f, x, g, b: f(x),
+        "g": lambda f, x, g, b: f(x, g),
+    },
+    "quick_gelu_grad": {
+        "x": lambda f, x, g, b: f(x),
+        "g": lambda f, x, g, b: f(x, g),
+    },
+    # gated forms: gate x, up g (full shape: a broadcast up's gradient is a
+    # sum, whose order Dask chooses, so not bit-identical; see test_dask.py)
+    "geglu": {
+        "exact": lambda f, x, g, b: f(x, g),
+        "tanh": lambda f, x, g, b: f(x, g, "tanh"),
+    },
+    "swiglu_grad": {
+        "grad": lambda f, x, g, b: f(x, g, g),
+    },
+    "geglu_grad": {
+        "exact": lambda f, x, g, b: f(x, g, g),
+        "tanh": lambda f, x, g, b: f(x, g, g, "tanh"),
+    },
+    # a function factory: the functions it returns, applied
+    "activation": {name: (lambda name: lambda f, x, g, b: f(name)(x))(name)
+                   for name in ("gelu", "gelu_new", "quick_gelu", "silu", "relu")},
 }
 
 
@@ -87,6 +111,11 @@ def make_inputs(dtype, shape=(256, 1024), seed=0):
     g = rng.standard_normal(shape).astype(dtype)
     b = (0.5 * rng.standard_normal(shape[-1:])).astype(dtype)
     return x, g, b
+
+
+def results(r):
+    """A call's result as a tuple (the gated gradients return two arrays)."""
+    return r if isinstance(r, tuple) else (r,)
 
 
 def bits(a):
