@@ -9,7 +9,7 @@
 # returns its own type, which a stub cannot name: ``Any``.  The scalar overload
 # overlaps the array one (a scalar is also valid where an array is); mypy takes
 # the first that matches, as for NumPy's own stubs, hence the ignores.
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 import numpy as np
@@ -64,7 +64,63 @@ def relu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _ArrayT
 @overload
 def relu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...
 
-# The ufuncs (src/gx_ops.h): x; x, bias; x, grad; x, grad, bias.
+@overload
+def silu_grad(x: _Scalar, grad: _Scalar | None = None, *, out: None = None) -> np.floating[Any]: ...  # type: ignore[overload-overlap]
+@overload
+def silu_grad(x: _NumPyIn, grad: _NumPyIn | None = None, *, out: None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def silu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _ArrayT: ...
+@overload
+def silu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...
+
+@overload
+def quick_gelu_grad(x: _Scalar, grad: _Scalar | None = None, *,  # type: ignore[overload-overlap]
+                    out: None = None) -> np.floating[Any]: ...
+@overload
+def quick_gelu_grad(x: _NumPyIn, grad: _NumPyIn | None = None, *, out: None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def quick_gelu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _ArrayT: ...
+@overload
+def quick_gelu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...
+
+@overload
+def geglu(gate: _Scalar, up: _Scalar, approximate: _Approximate = "none", *,  # type: ignore[overload-overlap]
+          out: None = None) -> np.floating[Any]: ...
+@overload
+def geglu(gate: _NumPyIn, up: _NumPyIn, approximate: _Approximate = "none", *,
+          out: None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def geglu(gate: _AnyIn, up: _AnyIn, approximate: _Approximate = "none", *, out: _ArrayT) -> _ArrayT: ...
+@overload
+def geglu(gate: _AnyIn, up: _AnyIn, approximate: _Approximate = "none", *, out: None = None) -> Any: ...
+
+# the gated gradients return (d_gate, d_up); out is None or such a pair
+_OutPair = tuple[np.ndarray[Any, Any] | None, np.ndarray[Any, Any] | None] | None
+
+@overload
+def swiglu_grad(gate: _Scalar, up: _Scalar, grad: _Scalar, *,  # type: ignore[overload-overlap]
+                out: None = None) -> tuple[np.floating[Any], np.floating[Any]]: ...
+@overload
+def swiglu_grad(gate: _NumPyIn, up: _NumPyIn, grad: _NumPyIn, *,
+                out: _OutPair = None) -> tuple[NDArray[np.floating[Any]], NDArray[np.floating[Any]]]: ...
+@overload
+def swiglu_grad(gate: _AnyIn, up: _AnyIn, grad: _AnyIn, *, out: _OutPair = None) -> tuple[Any, Any]: ...
+
+@overload
+def geglu_grad(gate: _Scalar, up: _Scalar, grad: _Scalar,  # type: ignore[overload-overlap]
+               approximate: _Approximate = "none", *,
+               out: None = None) -> tuple[np.floating[Any], np.floating[Any]]: ...
+@overload
+def geglu_grad(gate: _NumPyIn, up: _NumPyIn, grad: _NumPyIn, approximate: _Approximate = "none", *,
+               out: _OutPair = None) -> tuple[NDArray[np.floating[Any]], NDArray[np.floating[Any]]]: ...
+@overload
+def geglu_grad(gate: _AnyIn, up: _AnyIn, grad: _AnyIn, approximate: _Approximate = "none", *,
+               out: _OutPair = None) -> tuple[Any, Any]: ...
+
+def activation(name: str) -> Callable[..., Any]: ...
+
+# The ufuncs (src/gx_ops.h): x; x, bias; x, grad; x, grad, bias; the gated
+# forms gate, up (and grad for the d_gate ones).
 relu: np.ufunc
 gelu_erf: np.ufunc
 gelu_tanh: np.ufunc
@@ -74,6 +130,14 @@ gelu_erf_grad: np.ufunc
 gelu_tanh_grad: np.ufunc
 gelu_erf_bias_grad: np.ufunc
 gelu_tanh_bias_grad: np.ufunc
+silu: np.ufunc
+quick_gelu: np.ufunc
+swiglu: np.ufunc
+geglu_erf: np.ufunc
+geglu_tanh: np.ufunc
+swiglu_dgate: np.ufunc
+geglu_erf_dgate: np.ufunc
+geglu_tanh_dgate: np.ufunc
 # the gradient ufuncs under their 0.1.0 names (the same objects)
 relu_backward: np.ufunc
 gelu_erf_backward: np.ufunc

@@ -61,6 +61,19 @@ assert_type(fast_gelu(x, bias=Lazy()), Any)
 assert_type(fast_gelu_grad(Lazy(), Lazy(), "tanh"), Any)
 assert_type(relu_grad(Lazy()), Any)
 
+# SiLU, quick GELU and the gated forms (gradients of the gated ones: a pair)
+assert_type(gelu_ext.silu_grad(x, g), NDArray[np.floating[Any]])
+assert_type(gelu_ext.quick_gelu_grad(x, out=out), NDArray[np.float32])
+assert_type(gelu_ext.geglu(x, g, "tanh"), NDArray[np.floating[Any]])
+assert_type(gelu_ext.swiglu_grad(x, g, g), tuple[NDArray[np.floating[Any]], NDArray[np.floating[Any]]])
+assert_type(gelu_ext.geglu_grad(x, b, g, "tanh", out=(out, None)),
+            tuple[NDArray[np.floating[Any]], NDArray[np.floating[Any]]])
+assert_type(gelu_ext.geglu_grad(Lazy(), x, g), tuple[Any, Any])
+act = gelu_ext.activation("gelu_new")
+y = act(x)
+assert_type(gelu_ext.silu, np.ufunc)
+assert_type(gelu_ext.geglu_erf_dgate, np.ufunc)
+
 # the ufuncs
 u: np.ufunc = gelu_ext.gelu_erf
 assert_type(gelu_ext.gelu_tanh_bias_grad, np.ufunc)
@@ -83,4 +96,8 @@ fast_gelu_grad(x, g, "none", b)  # type: ignore[call-overload]
 relu_grad(x, g, out)  # type: ignore[call-overload]
 gelu_ext.set_num_threads("2")  # type: ignore[arg-type]
 gelu_ext.show_config(True, True)  # type: ignore[call-arg]
+gelu_ext.geglu(x, g, "fast")  # type: ignore[call-overload]
+gelu_ext.swiglu_grad(x, g)  # type: ignore[call-overload]
+gelu_ext.geglu_grad(x, g, g, out=out)  # type: ignore[call-overload]
+gelu_ext.activation(1)  # type: ignore[arg-type]
 gelu_ext.no_such_function  # type: ignore[attr-defined]
