@@ -47,7 +47,7 @@ def _sizes(config):
 def pytest_generate_tests(metafunc):
     if "size" in metafunc.fixturenames:
         sizes = _sizes(metafunc.config)
-        params = [pytest.param(n, id=bench._size_label(n), marks=[pytest.mark.huge] if n >= HUGE else [])
+        params = [pytest.param(n, id=bench._size_id(n), marks=[pytest.mark.huge] if n >= HUGE else [])
                   for n in sizes]
         metafunc.parametrize("size", params)
 

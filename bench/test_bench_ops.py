@@ -3,7 +3,7 @@ NumPy/SciPy baseline and each installed peer on the same input and
 preallocated output.
 
 Run ``pytest bench/`` (see bench/README.md).  Each table groups one
-op-dtype-size-threads cell, so it compares like with like.  Every benchmark
+size-op-dtype-threads cell, so it compares like with like.  Every benchmark
 first checks that the call computes the op (against the float64 twin, loose
 tolerance: peers differ in accuracy, not in what they compute), so a
 benchmark that silently measures the wrong thing fails.
@@ -55,7 +55,8 @@ def test_op(benchmark, machine, op, dtype, size, threads, impl):
     np.testing.assert_allclose(got.astype(np.float64), _expected(op_, d), rtol=1e-3, atol=1e-5,
                                err_msg=f"{impl} does not compute {op_.title}")
 
-    benchmark.group = f"{op}-{dtype}-{bench._size_label(size)}-t{threads}"
+    # the test id's prefix, so `-k "<group>-"` selects exactly this table
+    benchmark.group = f"{bench._size_id(size)}-{op}-{dtype}-t{threads}"
     benchmark.extra_info.update({
         "impl": impl, "op": op, "dtype": dtype, "n": d["n"], "shape": list(d["x"].shape),
         "threads": gelu_ext.get_num_threads() if impl.startswith("ours") else

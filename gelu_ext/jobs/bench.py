@@ -677,6 +677,12 @@ def _size_label(n):
     return f"2^{k}" if n == 1 << k and n >= 1024 else str(n)
 
 
+def _size_id(n):
+    """A size as a pytest id and benchmark group: ``n1048576``.  Not ``2^20``:
+    ``pytest -k`` rejects ``^``, and a bare number would match other ids."""
+    return f"n{n}"
+
+
 def _parse_size(s):
     s = s.strip().lower()
     try:

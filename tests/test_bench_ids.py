@@ -1,0 +1,33 @@
+"""The benchmark ids accept the selections bench/README.md documents (issue
+15): sizes as ``n1048576``, threads as ``t1``, one table as ``-k "<group>-"``.
+Collection only (no benchmark runs), about a second."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _collect(tmp_path, *args):
+    if not BENCH.is_dir():
+        pytest.skip("bench/ is not beside tests/ (installed tests without the repository)")
+    pytest.importorskip("pytest_benchmark")
+    # run from elsewhere: `python -m` puts the working directory first on
+    # sys.path, and the repository's gelu_ext/ is not the installed package
+    r = subprocess.run([sys.executable, "-m", "pytest", str(BENCH), "--collect-only", "-q",
+                        "-p", "no:cacheprovider", *args],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [line.split("::", 1)[1] for line in r.stdout.splitlines() if "::test_op[" in line]
+
+
+def test_one_group_one_size_one_peer(tmp_path):
+    ids = _collect(tmp_path, "-k", "n1048576-gelu_erf-float32-t1- and torch")
+    assert ids == ["test_op[n1048576-gelu_erf-float32-t1-torch]"]
+
+
+def test_size_prefix_with_hyphen_selects_one_size(tmp_path):
+    ids = _collect(tmp_path, "--bench-huge", "-k", "n16- and -relu- and float32 and -t1-")
+    assert ids and all(i.startswith("test_op[n16-relu-float32-t1-") for i in ids), ids
