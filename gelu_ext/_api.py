@@ -218,11 +218,14 @@ def _out_pair(out):
 def _reduce_to(a, shape, out):
     """``a`` summed over the axes it was broadcast along, so that it has
     ``shape`` (as autograd does for a broadcast operand), into ``out`` if given."""
-    if np.shape(a) != shape:
-        lead = len(np.shape(a)) - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                          if n == 1 and np.shape(a)[lead + i] != 1)
-        a = np.sum(a, axis=axes).reshape(shape)
+    # np.sum only (no ndarray methods): Dask arrays and xarray DataArrays
+    # reduce their own way and stay what they are
+    lead = len(np.shape(a)) - len(shape)
+    if lead > 0:
+        a = np.sum(a, axis=tuple(range(lead)))
+    ones = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(a)[i] != 1)
+    if ones:
+        a = np.sum(a, axis=ones, keepdims=True)
     if out is None or out is a:
         return a
     np.copyto(out, a)

@@ -49,9 +49,6 @@ def test_dataarray_keeps_dims_and_coords(case, dtype, backend):
         np.testing.assert_array_equal(bits(gt.values), bits(w))
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="geglu_grad/swiglu_grad reduce a broadcast operand's gradient with "
-                          "ndarray.reshape (gelu_ext/_api.py _reduce_to), which a DataArray lacks")
 def test_gated_grad_of_a_broadcast_up_on_dataarrays():
     x, g, b = make_inputs(np.float32, SHAPE)
     ax, ag, ab = _wrap(x, g, b)
