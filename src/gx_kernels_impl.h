@@ -117,8 +117,9 @@
 #ifndef GX_SPLIT_B
 #define GX_SPLIT_B 1024    /* a multiple of 64; large enough that the packed  */
 #endif                     /* calls run whole vectors, small enough for L1    */
-/* ob[j] = F(xs[j], gs[j]) for the j < m whose bit in bad equals want */
-#define GX_SPLIT_PATCH(NIN, F, want)                                        \
+/* ob[j] = F(xs[j], gs[j]) for the j < m whose bit in bad equals want
+ * (times gs[j] if MUL: a gated form's general-formula elements) */
+#define GX_SPLIT_PATCH(NIN, F, want, MUL)                                   \
     do {                                                                    \
         int k = 0;                                                          \
         for (int w = 0; w < (m + 63) / 64; w++) {                           \
@@ -138,9 +139,12 @@
             if ((NIN) == 2) pg[j] = 0;                                      \
         }                                                                   \
         F;                                                                  \
-        for (int j = 0; j < k; j++) ob[idx[j]] = rb[j];                     \
+        for (int j = 0; j < k; j++) ob[idx[j]] = (MUL) ? rb[j] * pg[j] : rb[j]; \
     } while (0)
-#define GX_SPLIT(name, NIN, LUT, FULL)                                      \
+/* GATE = 1: a gated form, base(x) * u with u = in[1] (NIN = 2): LUT is the
+ * G = 2 table loop, which multiplies in its own loop; FULL (the base's general
+ * formula) is multiplied after, so every element is (float)base(x) * u. */
+#define GX_SPLIT(name, NIN, LUT, FULL, GATE)                                \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
         const float *xp = (const float *)in[0];                             \
@@ -168,10 +172,12 @@
             for (int w = 0; w < (m + 63) / 64; w++) nbad += GX_POPCNT64(bad[w]); \
             if (nbad == 0) continue;                                        \
             if (2 * nbad <= m) {                                            \
-                GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1);               \
+                GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1, GATE);         \
             } else {                                                        \
                 FULL(xs, gs, ob, m);                                        \
-                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&gx_##name##_table, pb, pg, rb, kp, bad2), 0); \
+                if (GATE)                                                   \
+                    for (int j = 0; j < m; j++) ob[j] = ob[j] * gs[j];      \
+                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&gx_##name##_table, pb, pg, rb, kp, bad2), 0, 0); \
             }                                                               \
         }                                                                   \
     }
@@ -211,18 +217,22 @@ GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
 GX_FULL_FN(gelu_tanh_f32, gx_gelu_tanh_f32, 0)
 GX_FULL_FN(gelu_erf_grad_f32, gx_gelu_erf_grad_f32d, 1)
 GX_FULL_FN(gelu_tanh_grad_f32, gx_gelu_tanh_grad_f32d, 1)
-GX_SPLIT(gelu_erf_f32, 1, lut_fwd, GX_FN(gelu_erf_f32_full))
-GX_SPLIT(gelu_tanh_f32, 1, lut_fwd, GX_FN(gelu_tanh_f32_full))
-GX_SPLIT(gelu_erf_grad_f32, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full))
-GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full))
+GX_SPLIT(gelu_erf_f32, 1, lut_fwd, GX_FN(gelu_erf_f32_full), 0)
+GX_SPLIT(gelu_tanh_f32, 1, lut_fwd, GX_FN(gelu_tanh_f32_full), 0)
+GX_SPLIT(gelu_erf_grad_f32, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full), 0)
+GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full), 0)
 GX_FULL_FN(silu_f32, gx_silu_f32, 0)
 GX_FULL_FN(quick_gelu_f32, gx_quick_gelu_f32, 0)
 GX_FULL_FN(silu_grad_f32, gx_silu_grad_f32d, 1)
 GX_FULL_FN(quick_gelu_grad_f32, gx_quick_gelu_grad_f32d, 1)
-GX_SPLIT(silu_f32, 1, sig_fwd, GX_FN(silu_f32_full))
-GX_SPLIT(quick_gelu_f32, 1, sig_fwd, GX_FN(quick_gelu_f32_full))
-GX_SPLIT(silu_grad_f32, 2, sig_grad, GX_FN(silu_grad_f32_full))
-GX_SPLIT(quick_gelu_grad_f32, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full))
+GX_SPLIT(silu_f32, 1, sig_fwd, GX_FN(silu_f32_full), 0)
+GX_SPLIT(quick_gelu_f32, 1, sig_fwd, GX_FN(quick_gelu_f32_full), 0)
+GX_SPLIT(silu_grad_f32, 2, sig_grad, GX_FN(silu_grad_f32_full), 0)
+GX_SPLIT(quick_gelu_grad_f32, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full), 0)
+/* the gated forms in float32: the product inside the table loop */
+GX_SPLIT(swiglu_f32, 2, sig_gate, GX_FN(silu_f32_full), 1)
+GX_SPLIT(geglu_erf_f32, 2, lut_gate, GX_FN(gelu_erf_f32_full), 1)
+GX_SPLIT(geglu_tanh_f32, 2, lut_gate, GX_FN(gelu_tanh_f32_full), 1)
 
 #define GX_BIASED_ALL(T, SFX)                                               \
     GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \
@@ -232,15 +242,16 @@ GX_SPLIT(quick_gelu_grad_f32, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full))
 GX_BIASED_ALL(float, f32)
 GX_BIASED_ALL(double, f64)
 
-#define GX_GATED_ALL(T, SFX)                                                \
-    GX_GATED(swiglu_##SFX, T, silu_##SFX)                                   \
-    GX_GATED(geglu_erf_##SFX, T, gelu_erf_##SFX)                            \
-    GX_GATED(geglu_tanh_##SFX, T, gelu_tanh_##SFX)                          \
+#define GX_DGATED_ALL(T, SFX)                                               \
     GX_DGATED(swiglu_dgate_##SFX, T, silu_grad_##SFX)                       \
     GX_DGATED(geglu_erf_dgate_##SFX, T, gelu_erf_grad_##SFX)                \
     GX_DGATED(geglu_tanh_dgate_##SFX, T, gelu_tanh_grad_##SFX)
-GX_GATED_ALL(float, f32)
-GX_GATED_ALL(double, f64)
+GX_DGATED_ALL(float, f32)
+GX_DGATED_ALL(double, f64)
+/* float64: BASE on a block, then the product (float32: GX_SPLIT above) */
+GX_GATED(swiglu_f64, double, silu_f64)
+GX_GATED(geglu_erf_f64, double, gelu_erf_f64)
+GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
 
 
 /* ------------------------------------------------- float16, bfloat16 --
@@ -420,7 +431,7 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_BIASED_ALL
 #undef GX_GATED
 #undef GX_DGATED
-#undef GX_GATED_ALL
+#undef GX_DGATED_ALL
 #undef GX_SPLIT
 #undef GX_FULL_FN
 #undef GX_SPLIT_PATCH

@@ -76,6 +76,9 @@ typedef struct {
 #define gx_silu_grad_f32_table gx_lut_silu_grad
 #define gx_quick_gelu_f32_table gx_lut_quick
 #define gx_quick_gelu_grad_f32_table gx_lut_quick_grad
+#define gx_swiglu_f32_table gx_lut_silu
+#define gx_geglu_erf_f32_table gx_lut_erf
+#define gx_geglu_tanh_f32_table gx_lut_tanh
 
 /* The elements table T covers (NaN fails the test). */
 GX_INLINE int gx_lut_ok(const gx_lut *T, float x) { return fabsf(x) <= T->x; }

@@ -102,7 +102,7 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
         GX_VLUT(R##m[3], i)), d, GX_VLUT(R##m[2], i)), d,                   \
         GX_VLUT(R##m[1], i)), d, GX_VLUT(R##m[0], i))
 
-/* One vector of gx_lut_fwd (G = 0) or gx_lut_grad (G = 1); S = 1 for the
+/* One vector of gx_lut_fwd (G = 0 or 2) or gx_lut_grad (G = 1); S = 1 for the
  * sigmoid family's tables (k2 = 0: t = fma(a, k, 1/2), which is
  * fma(a, fma(a, 0, k), 1/2) exactly; m_6 = 0, see GX_VPOLY). */
 #define GX_LUT_BODY(R, xv, gv, G, S, res)                                   \
@@ -116,7 +116,7 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
         gx_vf h_ = GX_VLUT(R##h, i_);                                     \
         gx_vmask n_ = GX_VNEGMASK(xv);                                      \
         gx_vf B_ = GX_VSEL(n_, h_, GX_VSUB(GX_VSET(1.0f), h_));              \
-        if (G) {                                                            \
+        if ((G) == 1) {                                                     \
             gx_vf sM_ = GX_VSEL(n_, M_, GX_VNEG(M_));                        \
             res = GX_VFMA(B_, gv, GX_VMUL(sM_, gv));                        \
             res = GX_VSEL(GX_VSPECIAL(gv), GX_VMUL(GX_VADD(B_, sM_), gv), res); \
@@ -126,7 +126,9 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
     } while (0)
 #endif
 
-/* o[j] = gelu(x[j]) (G = 0) or gelu'(x[j]) g[j] (G = 1) from table T for the
+/* o[j] = gelu(x[j]) (G = 0), gelu'(x[j]) g[j] (G = 1) or gelu(x[j]) * g[j]
+ * (G = 2: a gated form, the rounded result times up, so bit-identical to
+ * the unfused product) from table T for the
  * n <= GX_SPLIT_B elements at x (and g); bit j of bad[j / 64] is set for the
  * elements the table does not cover (!gx_lut_ok), whose
  * o[j] the caller overwrites.  The test rides along in the vector loop, so the
@@ -157,6 +159,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
             gv = GX_VLOAD(gb);                                              \
         }                                                                   \
         GX_LUT_BODY(R, xv, gv, G, S, r);                                    \
+        if ((G) == 2) r = GX_VMUL(r, gv);                                   \
         uint64_t b = GX_VBAD(xv, Rx);                                           \
         bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
@@ -171,7 +174,8 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
 #define GX_LUT_LOOP(G, S)                                                   \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j++) {                                           \
-        o[j] = G ? gx_lut_grad(T, x[j], g[j]) : gx_lut_fwd(T, x[j]);        \
+        o[j] = (G) == 1 ? gx_lut_grad(T, x[j], g[j])                        \
+             : ((G) == 2 ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j])); \
         int ok = gx_lut_ok(T, x[j]);                                           \
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
     }
@@ -180,6 +184,8 @@ GX_LUT_ARRAY(lut_fwd, 0, 0)
 GX_LUT_ARRAY(lut_grad, 1, 0)
 GX_LUT_ARRAY(sig_fwd, 0, 1)        /* the sigmoid family's tables (SiLU, quick GELU) */
 GX_LUT_ARRAY(sig_grad, 1, 1)
+GX_LUT_ARRAY(lut_gate, 2, 0)       /* the gated forms: times up in the same loop */
+GX_LUT_ARRAY(sig_gate, 2, 1)
 #undef GX_LUT_ARRAY
 #undef GX_LUT_LOOP
 
