@@ -67,7 +67,7 @@ def _pick(approximate):
         raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}") from None
 
 
-def fast_gelu(x, approximate="none", *, bias=None, out=None):
+def _fast_gelu(x, approximate="none", *, bias=None, out=None):
     """Gaussian Error Linear Unit, elementwise.
 
     Parameters
@@ -101,8 +101,8 @@ def fast_gelu(x, approximate="none", *, bias=None, out=None):
     >>> fast_gelu(np.float32(1.0), approximate="tanh")
     np.float32(0.841192)
     """
-    # _pick inlined (one Python call less) and out=None passed on only when
-    # given: on a 16-element call each is a measurable share of the time
+    # the body of gelu_ext.fast_gelu (see below): out=None passed on only
+    # when given, on a 16-element call it is a measurable share of the time
     try:
         ufuncs = _UFUNCS[approximate]
     except (KeyError, TypeError):
@@ -110,6 +110,15 @@ def fast_gelu(x, approximate="none", *, bias=None, out=None):
     if bias is None:
         return ufuncs[0](x) if out is None else ufuncs[0](x, out=out)
     return _fused(ufuncs[1], (x,), bias, out)
+
+
+# gelu_ext.fast_gelu: the Cython function of _ufuncs, which calls the ufunc
+# itself in the common case (no bias, a known approximate) and this module's
+# _fast_gelu otherwise; it carries _fast_gelu's name, docstring and signature.
+fast_gelu = _ufuncs.fast_gelu
+fast_gelu.__doc__ = _fast_gelu.__doc__
+fast_gelu.__module__ = __name__
+_ufuncs._install_fast_gelu({a: u[0] for a, u in _UFUNCS.items()}, _fast_gelu)
 
 
 def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
