@@ -119,6 +119,10 @@ FUNCS = {
     "gelu_grad": lambda x: fast_gelu_grad(x),
     "gelu_tanh_grad": lambda x: fast_gelu_grad(x, approximate="tanh"),
     "relu_grad": lambda x: relu_grad(x),
+    "silu": gelu_ext.silu,
+    "quick_gelu": gelu_ext.quick_gelu,
+    "silu_grad": lambda x: gelu_ext.silu_grad(x),
+    "quick_gelu_grad": lambda x: gelu_ext.quick_gelu_grad(x),
 }
 MAX, NMAX = "max", "-max"      # finfo(dtype).max, resolved per dtype
 # (input, expected) per function; expected zeros are compared with their sign
@@ -137,7 +141,11 @@ SPECIAL = {
     "relu_grad": [(np.nan, 0.0), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.0), (-0.0, 0.0),
                   (MAX, 1.0), (NMAX, 0.0), (-1.0, 0.0), (2.0, 1.0)],
 }
-SIGNED_ZERO = {"gelu", "gelu_tanh", "relu"}
+for _f in ("silu", "quick_gelu"):      # as the GELU forms; at -max the derivative
+    SPECIAL[_f] = SPECIAL["gelu"]     # s (1 + k x (1 - s)) is negative and below the
+    SPECIAL[_f + "_grad"] = SPECIAL["gelu_grad"][:-1] + [(NMAX, -0.0)]   # smallest subnormal
+del _f
+SIGNED_ZERO = {"gelu", "gelu_tanh", "relu", "silu", "quick_gelu", "silu_grad", "quick_gelu_grad"}
 
 
 def _resolve(v, dt):

@@ -6,7 +6,7 @@ GEGLU, their gradients, and ``activation(name)`` for Hugging Face configs.
   smallest subnormal to the overflow of exp, the tail where results are
   subnormal, SiLU's zero crossing -- within gelu_ext.testing.BOUNDS, on every
   ISA path; a dense float32 sweep against the float64 twin.
-* Special values as for GELU, and no floating-point warning for any finite input.
+* No floating-point warning for any finite input (special values: test_api.py).
 * The gated forms are bit-identical to their composed NumPy definitions
   (forward and gradients), broadcast like binary ufuncs, and work on the two
   halves of a concatenated projection as views; a LLaMA-style FFN.
@@ -129,39 +129,8 @@ def test_gradient_times_grad_is_within_bound(name):
 
 
 # ------------------------------------------------------- special values --
-
-MAX, NMAX = "max", "-max"
-
-
-def _resolve(v, dt):
-    fi = np.finfo(dt)
-    return {MAX: float(fi.max), NMAX: -float(fi.max)}.get(v, v) if isinstance(v, str) else v
-
-
-FORWARD_SPECIAL = [(-np.inf, -0.0), (np.inf, np.inf), (np.nan, np.nan), (0.0, 0.0),
-                   (-0.0, -0.0), (MAX, MAX), (NMAX, -0.0)]
-# At -max the derivative s (1 + k x (1 - s)) is negative and below the smallest
-# subnormal: it rounds to -0.0 (its limit at -inf is 0, taken as +0.0).
-GRAD_SPECIAL = [(-np.inf, 0.0), (np.inf, 1.0), (np.nan, np.nan), (0.0, 0.5), (-0.0, 0.5),
-                (MAX, 1.0), (NMAX, -0.0)]
-
-
-def special_cases():
-    for name in NAMES:
-        for x, want in (GRAD_SPECIAL if FUNCS[name][2] else FORWARD_SPECIAL):
-            for dt in FLOAT_DTYPES:
-                yield pytest.param(name, dt, x, want, id=f"{name}-{dtype_id(dt)}-{x}")
-
-
-@pytest.mark.parametrize("name, dt, x, want", list(special_cases()))
-def test_special_values(name, dt, x, want):
-    xa = np.array([_resolve(x, dt)], dtype=dt)
-    with np.errstate(over="raise", invalid="raise", divide="raise"):   # and no warning
-        got = call(name, xa)
-    want = np.array([_resolve(want, dt)], dtype=dt)
-    assert got.dtype == np.dtype(dt)
-    testing.assert_same_bits(got, want, f"{name}({x!r})")     # -0.0 and +0.0 told apart
-
+# The special values of silu, quick_gelu and their derivatives are in
+# tests/test_api.py's table, with the GELU forms'.
 
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("name", NAMES)
