@@ -57,7 +57,8 @@
  *           np.multiply(BASE(gate), up): BASE's result is rounded to T first
  *   DGATE:  out = BASE(gate, (T)(up * g)) -- the unfused BASE(gate, up * g)
  * In place is safe: each block's inputs are read before its output is
- * written (BASE itself handles out == gate). */
+ * written (BASE itself handles out == gate).  float32 GATE does not come
+ * here: its table loop multiplies by up itself (GX_SPLIT with GATE = 1). */
 #ifndef GX_GATE_B
 #define GX_GATE_B 1024
 #endif
@@ -373,7 +374,7 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     }
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
-        for (int k = 0; k < nin; k++)
+        for (int k = (T && kind == GX_GATE); k < nin; k++)   /* the table reads the gate's bits */
             widen((const uint16_t *)in[k] + i0, b[k], m);
         float *r = kind == GX_BIAS ? b[0] : (kind == GX_DGATE ? b[1] : NULL);
         if (r) {                    /* x + b, or up * g, rounded to 16 bits */
