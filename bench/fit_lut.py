@@ -17,7 +17,10 @@ change fast in relative terms, so every piece sees about the same relative
 variation (< 0.3).  GELU (X = 4.5): the log-derivative of Phi(-a) grows like
 a, and so does K (1 + a) with K2 = K/2.  SiLU and quick GELU (x sigmoid(c x),
 X = 8/c): the log-derivative of sigmoid(-c a) stays in [c/2, c), so the pieces
-are uniform (K2 = 0).  Piece i has a centre c_i (a
+are uniform (K2 = 0).  The forward GELU tables (exact and tanh) carry one
+more thing: pieces 0..30 cover [0, 4.5] and the last piece serves x in
+(4.5, 6] (and x > 6 clamped to 6), where gelu(x) = x - x q(x) is x to within
+57 ULPs, so the tables cover every x > -4.5 (``GELU_FWD``).  Piece i has a centre c_i (a
 float; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
 exact by Sterbenz), and for each function a value H_i (a multiple of 2^-24,
 so that 1 - H_i is exact too; 2^-23 for the derivatives, whose G goes negative,
@@ -59,16 +62,22 @@ class Family:
     log-derivative of sigmoid(-c a) is c (1 - q) in [c/2, c), so uniform pieces
     (K2 = 0) of width 0.25/c give the same relative variation; X = 8/c."""
 
-    def __init__(self, X, quadratic, qcentre, deg):
+    def __init__(self, X, quadratic, qcentre, deg, ext=None):
         self.X = X
         self.deg = deg              # its polynomials' degree (<= DEG)
+        self.ext = ext              # forward GELU: the last piece serves x in (X, ext]
+        # with an extension, NP - 1 pieces cover [0, X] (t(X) = NP - 1.1: a
+        # margin far above t's rounding) and the last piece the positive side
+        top = NP - 0.5 if ext is None else NP - 1.6
         if quadratic:
-            self.K = float(np.float32((NP - 0.5) / (X * (1 + X / 2))))
+            self.K = float(np.float32(top / (X * (1 + X / 2))))
             self.K2 = float(np.float32(self.K / 2))
         else:
-            self.K = float(np.float32((NP - 0.5) / X))
+            self.K = float(np.float32(top / X))
             self.K2 = 0.0
         self.qcentre = qcentre      # the function whose log the centres balance
+        self.XC = X if ext is None else ext     # where a = |x| is clamped
+        self.XP = X if ext is None else float("inf")   # x > XP: not covered
 
 
 def q_erf(a):
@@ -114,6 +123,15 @@ def dq_quick(a):
 # the sigmoid family reaches the float32 coefficients' own floor (~7e-9) at 5,
 # and its kernels skip the zero m_6 (gx_lut_simd.h, GX_SIG5).
 GELU = Family(4.5, True, q_erf, 6)
+# The forward tables also cover x > 4.5 -- half of the elements beyond the
+# tables, which took the general double formula -- in their last piece:
+# there gelu(x) = x - x q(x) with x q(x) below 57 ULP(x) (and below half an
+# ULP from x = 5.5 on), so M needs little relative accuracy; a = |x| is
+# clamped at 6, where it is 0.02 ULP, and x (1 - 0) - M rounds to x.  x < -4.5
+# still takes the general formula (the tail, where x q(x) is the result).
+# The derivative cannot follow cheaply: a phi(a) reaches half an ULP of 1
+# only at a = 5.9, too wide a piece for its fit.
+GELU_FWD = Family(4.5, True, q_erf, 6, ext=6.0)
 SILU = Family(8.0, False, q_silu, 5)
 QUICK = Family(float(np.float32(8.0 / 1.702)), False, q_quick, 5)
 
@@ -127,7 +145,7 @@ def piece_bounds(fam, i):
         return -1 + np.sqrt(1 + 2 * t / fam.K)          # K2 = K/2
     lo, hi = a_of(i), a_of(i + 1)
     if i == NP - 1:
-        hi = fam.X
+        hi = fam.XC
     w = hi - lo
     return max(lo - 1e-4 * w, 0.0), hi + 1e-4 * w   # margin: t is rounded in float32
 
@@ -186,6 +204,12 @@ def table(fam, name, q, dq, grad):
             h = round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23     # 1 - h may exceed 1
             target = lambda a, G=G, h=h: G(a) - h
             weight = lambda a: max(q(a), a * dq(a))
+        elif fam.ext is not None and i == NP - 1:
+            # the positive extension: x (1 - 0) - M, M ~ a q(a) << a; weighed
+            # against the result a, the other pieces against their smaller side
+            h = 0.0
+            target = lambda a: a * q(a)
+            weight = lambda a: a
         else:
             h = round(float(q(mp.mpf(c))) * 2 ** 24) / 2 ** 24
             target = lambda a, h=h: a * (q(a) - h)
@@ -201,8 +225,8 @@ def fmt(v):
 
 
 SPECS = [  # (table, family, q, |q'|, derivative?)
-    ("gx_lut_erf", GELU, q_erf, dq_erf, False), ("gx_lut_erf_grad", GELU, q_erf, dq_erf, True),
-    ("gx_lut_tanh", GELU, q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", GELU, q_tanh, dq_tanh, True),
+    ("gx_lut_erf", GELU_FWD, q_erf, dq_erf, False), ("gx_lut_erf_grad", GELU, q_erf, dq_erf, True),
+    ("gx_lut_tanh", GELU_FWD, q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", GELU, q_tanh, dq_tanh, True),
     ("gx_lut_silu", SILU, q_silu, dq_silu, False), ("gx_lut_silu_grad", SILU, q_silu, dq_silu, True),
     ("gx_lut_quick", QUICK, q_quick, dq_quick, False), ("gx_lut_quick_grad", QUICK, q_quick, dq_quick, True),
 ]
@@ -218,9 +242,11 @@ def generate(only=None):
         name, rows, worst = table(fam, name, q, dq, grad)
         what = "derivative" if grad else "forward"
         out.append("")
-        out.append(f"/* {what}; |x| <= {fam.X:g}; degree {fam.deg}; worst weighted fit error {worst:.2e} */")
+        cover = f"|x| <= {fam.X:g}" if fam.ext is None else f"x >= -{fam.X:g} (a clamped at {fam.ext:g})"
+        out.append(f"/* {what}; {cover}; degree {fam.deg}; worst weighted fit error {worst:.2e} */")
         out.append(f"static const gx_lut {name} = {{")
-        out.append(f"    {fmt(fam.X)}, {fmt(fam.K)}, {fmt(fam.K2)},")
+        xp = "INFINITY" if fam.XP == float("inf") else fmt(fam.XP)
+        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {fmt(fam.K)}, {fmt(fam.K2)},")
         out.append("    {" + ", ".join(fmt(r[0]) for r in rows) + "},")
         out.append("    {" + ", ".join(fmt(r[1]) for r in rows) + "},")
         out.append("    {")

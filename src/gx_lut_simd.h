@@ -32,19 +32,23 @@
 #define GX_VTAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
 #define GX_VLUT_PREP(i) (void)0
 #define GX_VLUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
-#define GX_VNEGMASK(x) _mm512_movepi32_mask(_mm512_castps_si512(x))
-/* bits of the elements gx_lut_ok rejects: |x| > X (the table's T->x), or NaN */
+/* the sign mask as GX_VSEL1MH and GX_VSELNEG take it: here the lanes with
+ * the sign bit clear (x >= +0), one test instruction */
+#define GX_VSIGNM(x) _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))
+/* bits of the elements gx_lut_ok rejects: |x| > X (the table's T->x), or NaN;
+ * GX_VBAD1: x < -X or NaN (the forward GELU tables, xp = inf) */
 #define GX_VBAD(x, X) ((uint64_t)_mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ))
+#define GX_VBAD1(x, NX) ((uint64_t)_mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ))
 #define gx_vmask __mmask16
 #define GX_VSEL(m, a, b) _mm512_mask_blend_ps(m, b, a)          /* m ? a : b */
 /* g is +-0, +-inf or NaN (fpclass: QNaN, +0, -0, +inf, -inf, SNaN) */
 #define GX_VSPECIAL(g) _mm512_fpclass_ps_mask(g, 0x9f)
 #define GX_VADD(a, b) _mm512_add_ps(a, b)
 #define GX_VNEG(v) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)))
-/* selects folded into masked operations (one instruction instead of two):
- * n ? h : 1 - h,   n ? M : -M,   m ? a b : src */
-#define GX_VSEL1MH(n, h) _mm512_mask_sub_ps(h, _knot_mask16(n), _mm512_set1_ps(1.0f), h)
-#define GX_VSELNEG(n, M) _mm512_mask_xor_ps(M, _knot_mask16(n), M, _mm512_set1_ps(-0.0f))
+/* selects folded into masked operations (one instruction instead of two),
+ * p = GX_VSIGNM(x):  x < 0 ? h : 1 - h,   x < 0 ? M : -M,   m ? a b : src */
+#define GX_VSEL1MH(p, h) _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h)
+#define GX_VSELNEG(p, M) _mm512_mask_xor_ps(M, p, M, _mm512_set1_ps(-0.0f))
 #define GX_VMASKMUL(m, src, a, b) _mm512_mask_mul_ps(src, m, a, b)
 #elif GX_ISA_LEVEL == 1
 #define GX_VW 8
@@ -79,9 +83,10 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
     return _mm256_blendv_ps(_mm256_blendv_ps(a, b, b3), _mm256_blendv_ps(c, d, b3), b4);
 }
 #define gx_vmask __m256
-#define GX_VNEGMASK(x) (x)                                       /* blendv reads the sign bit */
+#define GX_VSIGNM(x) (x)                                         /* blendv reads the sign bit */
 #define GX_VBAD(x, X) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(                    \
     _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X, _CMP_NLE_UQ)))
+#define GX_VBAD1(x, NX) ((uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(x, NX, _CMP_NGE_UQ)))
 #define GX_VSEL(m, a, b) _mm256_blendv_ps(b, a, m)
 #define GX_VSPECIAL(g) _mm256_or_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ), \
     _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ))
@@ -95,7 +100,8 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
 #ifdef GX_VW
 /* The tables of one gx_lut, ready for GX_VLUT, and its range constants. */
 #define GX_VTABS_DECL(R, T)                                                 \
-    const gx_vf R##x = GX_VSET((T)->x), R##k = GX_VSET((T)->k), R##k2 = GX_VSET((T)->k2); \
+    const gx_vf R##x = GX_VSET((T)->x), R##nx = GX_VSET(-(T)->x), R##xc = GX_VSET((T)->xc); \
+    const gx_vf R##k = GX_VSET((T)->k), R##k2 = GX_VSET((T)->k2);          \
     gx_vtab R##c, R##h, R##m[7];                                            \
     GX_VTAB_LOAD(R##c, (T)->c);                                             \
     GX_VTAB_LOAD(R##h, (T)->h);                                             \
@@ -115,14 +121,14 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
  * fma(a, fma(a, 0, k), 1/2) exactly; m_6 = 0, see GX_VPOLY). */
 #define GX_LUT_BODY(R, xv, gv, G, S, res)                                   \
     do {                                                                    \
-        gx_vf a_ = GX_VMIN(GX_VABS(xv), R##x);          /* gx_lut_clamp */ \
+        gx_vf a_ = GX_VMIN(GX_VABS(xv), R##xc);         /* gx_lut_clamp */ \
         gx_vf t_ = (S) ? GX_VFMA(a_, R##k, GX_VSET(0.5f))                   \
                        : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f)); \
         gx_vi i_ = GX_VINDEX(t_);                                           \
         GX_VLUT_PREP(i_);                                                   \
         gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)), S);    \
         gx_vf h_ = GX_VLUT(R##h, i_);                                     \
-        gx_vmask n_ = GX_VNEGMASK(xv);                                      \
+        gx_vmask n_ = GX_VSIGNM(xv);                                        \
         gx_vf B_ = GX_VSEL1MH(n_, h_);                                      \
         if ((G) == 1) {                                                     \
             gx_vf sM_ = GX_VSELNEG(n_, M_);                                 \
@@ -168,7 +174,8 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
         }                                                                   \
         GX_LUT_BODY(R, xv, gv, G, S, r);                                    \
         if ((G) == 2) r = GX_VMUL(r, gv);                                   \
-        uint64_t b = GX_VBAD(xv, Rx);                                           \
+        /* the forward GELU tables (lut_fwd, lut_gate) cover x > 0 whole */ \
+        uint64_t b = ((G) != 1 && !(S)) ? GX_VBAD1(xv, Rnx) : GX_VBAD(xv, Rx); \
         bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
             GX_VSTORE(o + j, r);                                            \
@@ -211,8 +218,9 @@ GX_LUT_ARRAY(sig_gate, 2, 1)
 #undef GX_VINDEX
 #undef GX_VLUT
 #undef GX_VLUT_PREP
-#undef GX_VNEGMASK
+#undef GX_VSIGNM
 #undef GX_VBAD
+#undef GX_VBAD1
 #undef GX_VSEL
 #undef GX_VNEG
 #undef GX_VSPECIAL
