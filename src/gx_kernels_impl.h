@@ -228,9 +228,10 @@ GX_UNARY(quick_gelu_f64, double, gx_quick_gelu_f64(x))
 GX_BINARY(silu_grad_f64, double, g, gx_silu_grad_f64(x) * g)
 GX_BINARY(quick_gelu_grad_f64, double, g, gx_quick_gelu_grad_f64(x) * g)
 
-/* float32: float32 lanes from the tables for |x| <= T->x (gx_lut.h), the
- * general double formulas for the rest: per element, gx_lut_ok(x) ? the
- * scalar twin of gx_lut.h : the gx_math.h formula, whatever the split */
+/* float32: float32 lanes from the tables where they cover x (gx_lut_ok:
+ * |x| <= 4.5, 8 or 4.7, and for forward GELU every x >= -4.5), the general
+ * double formulas for the rest: per element, gx_lut_ok(x) ? the scalar twin
+ * of gx_lut.h : the gx_math.h formula, whatever the split */
 GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
 GX_FULL_FN(gelu_tanh_f32, gx_gelu_tanh_f32, 0)
 GX_FULL_FN(gelu_erf_grad_f32, gx_gelu_erf_grad_f32d, 1)
@@ -349,7 +350,9 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
 #if defined(__GNUC__) || defined(__clang__)
     const uint16_t *t = __atomic_load_n(&GX_FN(tab16)[base][bf], __ATOMIC_ACQUIRE);
     if (t) return t;
-    uint16_t *nt = (uint16_t *)malloc(65536 * sizeof(uint16_t));
+    /* one spare entry: the AVX-512 reader (gx_lut16) loads 32 bits at each
+     * entry and keeps the low 16 */
+    uint16_t *nt = (uint16_t *)malloc((65536 + 2) * sizeof(uint16_t));
     float *f = (float *)malloc(2 * 65536 * sizeof(float));
     if (!nt || !f) {
         free(nt);
@@ -357,6 +360,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
         return NULL;
     }
     for (int i = 0; i < 65536; i++) nt[i] = (uint16_t)i;
+    nt[65536] = nt[65537] = 0;
     widen(nt, f, 65536);
     const void *p[1] = {f};
     GX_FN(f32_kernels)[base](p, f + 65536, 65536);
@@ -374,6 +378,21 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
     return NULL;
 #endif
 }
+/* o[j] = T[x[j]]: AVX-512 gathers 16 entries at a time (32-bit loads at
+ * T + x[j], whose low halves are the entries: little-endian x86, and the
+ * table has a spare entry for the last); elsewhere one load per element. */
+static void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
+{
+    gx_intp j = 0;
+#if GX_ISA_LEVEL == 2
+    for (; j + 16 <= n; j += 16) {
+        __m512i ix = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + j)));
+        __m512i v = _mm512_i32gather_epi32(ix, (const void *)T, 2);
+        _mm256_storeu_si256((__m256i *)(o + j), _mm512_cvtepi32_epi16(v));
+    }
+#endif
+    for (; j < n; j++) o[j] = T[x[j]];
+}
 static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, int base, int nin,
                               const void *const *in, void *out, gx_intp n)
 {
@@ -384,9 +403,7 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     const uint16_t *T = (kind != GX_DGATE && gx_nin(base) == 1)
                         ? GX_FN(table16)(base, widen == GX_FN(b2f), widen, narrow) : NULL;
     if (T && kind == GX_PLAIN) {
-        const uint16_t *x = (const uint16_t *)in[0];
-        uint16_t *o = (uint16_t *)out;
-        for (gx_intp j = 0; j < n; j++) o[j] = T[x[j]];
+        GX_FN(lut16)(T, (const uint16_t *)in[0], (uint16_t *)out, n);
         return;
     }
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
@@ -408,12 +425,10 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
         }
         if (T) {                    /* BASE through the table (kind BIAS or GATE) */
             if (kind == GX_BIAS) {      /* hb: x + b rounded to 16 bits, above */
-                uint16_t *o = (uint16_t *)out + i0;
-                for (int j = 0; j < m; j++) o[j] = T[hb[j]];
+                GX_FN(lut16)(T, hb, (uint16_t *)out + i0, m);
                 continue;
             }
-            const uint16_t *g = (const uint16_t *)in[0] + i0;
-            for (int j = 0; j < m; j++) hb[j] = T[g[j]];
+            GX_FN(lut16)(T, (const uint16_t *)in[0] + i0, hb, m);
             widen(hb, ob, m);
             _Pragma("omp simd")
             for (int j = 0; j < m; j++) ob[j] = ob[j] * b[1][j];
