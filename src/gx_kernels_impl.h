@@ -127,12 +127,12 @@
  * its exit once per word: that, not the general formula, was half the cost
  * of the split on normally distributed data. */
 #define GX_PACK_U 3
-#define GX_PACK_ONE(NIN)                                                    \
+#define GX_PACK_ONE(NIN, s)             /* the lowest set bit of mk, to slot s */ \
     do {                                                                    \
         int j_ = 64 * w + GX_CTZ64(mk | ((uint64_t)1 << 63));               \
         j_ = j_ < m ? j_ : m - 1;                                           \
-        idx[k + u_] = j_; pb[k + u_] = xs[j_];                              \
-        if ((NIN) == 2) pg[k + u_] = gs[j_];                                \
+        idx[s] = j_; pb[s] = xs[j_];                                        \
+        if ((NIN) == 2) pg[s] = gs[j_];                                     \
         mk &= mk - 1u;                                                      \
     } while (0)
 #define GX_SPLIT_PATCH(NIN, F, want, MUL)                                   \
@@ -142,11 +142,10 @@
             uint64_t mk = (want) ? bad[w] : ~bad[w];                        \
             if (m - 64 * w < 64) mk &= ((uint64_t)1 << (m - 64 * w)) - 1u;  \
             const int c_ = GX_POPCNT64(mk);                                 \
-            for (int u_ = 0; u_ < GX_PACK_U; u_++) GX_PACK_ONE(NIN);        \
+            for (int u_ = 0; u_ < GX_PACK_U; u_++) GX_PACK_ONE(NIN, k + u_); \
             k += c_ < GX_PACK_U ? c_ : GX_PACK_U;                           \
             while (mk) {                                                    \
-                const int u_ = 0;                                           \
-                GX_PACK_ONE(NIN);                                           \
+                GX_PACK_ONE(NIN, k);                                        \
                 k++;                                                        \
             }                                                               \
         }                                                                   \
@@ -352,7 +351,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
     if (t) return t;
     /* one spare entry: the AVX-512 reader (gx_lut16) loads 32 bits at each
      * entry and keeps the low 16 */
-    uint16_t *nt = (uint16_t *)malloc((65536 + 2) * sizeof(uint16_t));
+    uint16_t *nt = (uint16_t *)malloc((65536 + 1) * sizeof(uint16_t));
     float *f = (float *)malloc(2 * 65536 * sizeof(float));
     if (!nt || !f) {
         free(nt);
@@ -360,7 +359,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
         return NULL;
     }
     for (int i = 0; i < 65536; i++) nt[i] = (uint16_t)i;
-    nt[65536] = nt[65537] = 0;
+    nt[65536] = 0;
     widen(nt, f, 65536);
     const void *p[1] = {f};
     GX_FN(f32_kernels)[base](p, f + 65536, 65536);

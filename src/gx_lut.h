@@ -83,7 +83,10 @@ typedef struct {
 
 #include "gx_lut_tables.h"
 
-/* the table of each float32 kernel (gx_kernels_impl.h, GX_SPLIT) */
+/* the table of each float32 kernel (gx_kernels_impl.h, GX_SPLIT).  The
+ * vector loops of lut_fwd and lut_gate test only x < -x (GX_VBAD1): their
+ * tables must be forward GELU tables (xp = inf, GELU_FWD in fit_lut.py); the
+ * scalar twins test gx_lut_ok, so a mismatch shows as paths that disagree. */
 #define gx_gelu_erf_f32_table gx_lut_erf
 #define gx_gelu_tanh_f32_table gx_lut_tanh
 #define gx_gelu_erf_grad_f32_table gx_lut_erf_grad
