@@ -98,6 +98,26 @@
 #define GX_NOINLINE
 #endif
 
+/* Software prefetch for the loops that stream arrays larger than L2 (the
+ * table loops of gx_lut_simd.h, ReLU): each touches, GX_PF_BYTES ahead of
+ * where it works, one 64-byte line of every input and of the output (which a
+ * store would otherwise fetch for ownership on demand).  Streamed from L3 or
+ * memory, a loop with ~26 vector instructions per line keeps too few loads in
+ * flight for the hardware prefetchers to hide the latency.  Measured on a
+ * 2-core Intel Xeon (AVX-512), 1 thread: exact GELU 1.25-1.6x faster at 2^20
+ * and 2^22 float32 elements, unchanged at 2^16 (L2); ReLU 1.2-1.4x at 2^20.
+ * A prefetch never faults, so running past an array's end is harmless; the
+ * address is formed as an integer (no out-of-bounds pointer arithmetic).  It
+ * changes no arithmetic: the same bits. */
+#ifndef GX_PF_BYTES
+#define GX_PF_BYTES 2048
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define GX_PREFETCH(p, bytes) __builtin_prefetch((const void *)((uintptr_t)(p) + (bytes)), 0, 3)
+#else
+#define GX_PREFETCH(p, bytes) ((void)0)
+#endif
+
 /* The float32-lane table kernels (gx_lut.h): GX_FN(lut_fwd), GX_FN(lut_grad),
  * and GX_FN(sig_fwd), GX_FN(sig_grad) for the sigmoid family's tables. */
 #include "gx_lut_simd.h"
@@ -211,10 +231,45 @@
             o[j] = GRAD ? (float)(FULL1(x[j]) * (double)g[j]) : (float)FULL1(x[j]); \
     }
 
-GX_UNARY(relu_f32, float, GX_RELU(x))
-GX_UNARY(relu_f64, double, GX_RELU(x))
-GX_BINARY(relu_grad_f32, float, g, (x > 0 ? g : 0.0f))
-GX_BINARY(relu_grad_f64, double, g, (x > 0 ? g : 0.0))
+/* ReLU runs at memory speed: arrays of GX_STREAM_MIN elements or more go a
+ * block of GX_RELU_B elements at a time, the lines GX_PF_BYTES ahead of the
+ * block prefetched first, then the block's vector loop; smaller ones (in
+ * cache, where the blocks cost 5-10%) in one plain loop.  NIN = 2: g = in[1]. */
+#ifndef GX_RELU_B
+#define GX_RELU_B 64
+#endif
+#ifndef GX_STREAM_MIN
+#define GX_STREAM_MIN 8192
+#endif
+#define GX_STREAM(name, T, NIN, EXPR)                                      \
+    static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
+    {                                                                       \
+        const T *xp = (const T *)in[0], *vp = (const T *)in[(NIN) - 1];     \
+        T *out = (T *)out_;                                                 \
+        if (n < GX_STREAM_MIN) {                                            \
+            _Pragma("omp simd")                                             \
+            for (gx_intp j = 0; j < n; j++) {                               \
+                T x = xp[j], g = vp[j]; (void)g; out[j] = (EXPR);           \
+            }                                                               \
+            return;                                                         \
+        }                                                                   \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_RELU_B) {                     \
+            const int m = (int)(n - i0 < GX_RELU_B ? n - i0 : GX_RELU_B);   \
+            for (int l = 0; l < GX_RELU_B * (int)sizeof(T); l += 64) {       \
+                GX_PREFETCH(xp + i0, GX_PF_BYTES + l);                      \
+                if ((NIN) == 2) GX_PREFETCH(vp + i0, GX_PF_BYTES + l);      \
+                GX_PREFETCH(out + i0, GX_PF_BYTES + l);                     \
+            }                                                               \
+            _Pragma("omp simd")                                             \
+            for (int j = 0; j < m; j++) {                                   \
+                T x = xp[i0 + j], g = vp[i0 + j]; (void)g; out[i0 + j] = (EXPR); \
+            }                                                               \
+        }                                                                   \
+    }
+GX_STREAM(relu_f32, float, 1, GX_RELU(x))
+GX_STREAM(relu_f64, double, 1, GX_RELU(x))
+GX_STREAM(relu_grad_f32, float, 2, (x > 0 ? g : 0.0f))
+GX_STREAM(relu_grad_f64, double, 2, (x > 0 ? g : 0.0))
 
 /* float64: the double-double formulas of gx_math.h, elementwise; gradients
  * multiply in double and round once */
@@ -458,6 +513,9 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_NARROW_ROWS
 
 #undef GX_UNARY
+#undef GX_STREAM
+#undef GX_PREFETCH
+#undef GX_PF_BYTES
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL

@@ -161,6 +161,11 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
         gx_vf r, xv, gv;                                                    \
         float xb[GX_VW], gb[GX_VW], ob[GX_VW];                              \
         const int full = j + GX_VW <= n;                                    \
+        if (j % 16 == 0) {      /* GX_PREFETCH: a line of each array ahead */ \
+            GX_PREFETCH(x + j, GX_PF_BYTES);                                \
+            if (G) GX_PREFETCH(g + j, GX_PF_BYTES);                         \
+            GX_PREFETCH(o + j, GX_PF_BYTES);                                \
+        }                                                                   \
         if (full) {                                                         \
             xv = GX_VLOAD(x + j);                                           \
             gv = G ? GX_VLOAD(g + j) : xv;                                  \
