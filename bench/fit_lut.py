@@ -257,20 +257,26 @@ def generate(only=None):
     return "\n".join(out) + "\n"
 
 
-def main(argv):
-    only = [a for a in argv if not a.startswith("--")]
-    text = generate(only)
+def emit(text, header, argv):
+    """--check: exit status 1 if header differs from text; --write: write it;
+    else print it (shared with bench/fit_lut64.py)."""
+    name = os.path.basename(header)
     if "--check" in argv:
-        with open(HEADER) as f:
+        with open(header) as f:
             ok = f.read() == text
-        print("gx_lut_tables.h matches" if ok else "gx_lut_tables.h DIFFERS from this script")
+        print(f"{name} matches" if ok else f"{name} DIFFERS from this script")
         return 0 if ok else 1
     if "--write" in argv:
-        with open(HEADER, "w") as f:
+        with open(header, "w") as f:
             f.write(text)
         return 0
     sys.stdout.write(text)
     return 0
+
+
+def main(argv):
+    only = [a for a in argv if not a.startswith("--")]
+    return emit(generate(only), HEADER, argv)
 
 
 if __name__ == "__main__":

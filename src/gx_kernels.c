@@ -19,6 +19,7 @@
 #include "gx_kernels.h"
 #include "gx_math.h"
 #include "gx_lut.h"
+#include "gx_lut64.h"
 #include "gx_pool.h"
 
 #include <fenv.h>

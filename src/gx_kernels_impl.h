@@ -180,27 +180,27 @@
 /* GATE = 1: a gated form, base(x) * u with u = in[1] (NIN = 2): LUT is the
  * G = 2 table loop, which multiplies in its own loop; FULL (the base's general
  * formula) is multiplied after, so every element is (float)base(x) * u. */
-#define GX_SPLIT(name, NIN, LUT, FULL, GATE)                                \
+#define GX_SPLIT(name, T, NIN, LUT, FULL, GATE)                             \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
-        const float *xp = (const float *)in[0];                             \
-        const float *gp = (NIN) == 2 ? (const float *)in[1] : NULL;         \
-        float *out = (float *)out_;                                         \
-        float xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];              \
-        float pb[GX_SPLIT_B + GX_PACK_U], pg[(NIN) == 2 ? GX_SPLIT_B + GX_PACK_U : 1]; \
-        float rb[GX_SPLIT_B];                                               \
+        const T *xp = (const T *)in[0];                                     \
+        const T *gp = (NIN) == 2 ? (const T *)in[1] : NULL;                 \
+        T *out = (T *)out_;                                                 \
+        T xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];                  \
+        T pb[GX_SPLIT_B + GX_PACK_U], pg[(NIN) == 2 ? GX_SPLIT_B + GX_PACK_U : 1]; \
+        T rb[GX_SPLIT_B];                                                   \
         uint64_t bad[GX_SPLIT_B / 64], bad2[GX_SPLIT_B / 64];               \
         int idx[GX_SPLIT_B + GX_PACK_U];                                    \
         for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
             const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
-            float *ob = out + i0;                                           \
-            const float *xs = xp + i0;                                      \
-            const float *gs = (NIN) == 2 ? gp + i0 : NULL;                  \
-            if ((const float *)ob == xs || ((NIN) == 2 && (const float *)ob == gs)) { \
-                memcpy(xb, xs, (size_t)m * sizeof(float));                  \
+            T *ob = out + i0;                                               \
+            const T *xs = xp + i0;                                          \
+            const T *gs = (NIN) == 2 ? gp + i0 : NULL;                      \
+            if ((const T *)ob == xs || ((NIN) == 2 && (const T *)ob == gs)) { \
+                memcpy(xb, xs, (size_t)m * sizeof(T));                      \
                 xs = xb;                                                    \
                 if ((NIN) == 2) {                                           \
-                    memcpy(gb, gs, (size_t)m * sizeof(float));              \
+                    memcpy(gb, gs, (size_t)m * sizeof(T));                  \
                     gs = gb;                                                \
                 }                                                           \
             }                                                               \
@@ -222,13 +222,13 @@
  * never-inlined function, so it gets the registers to itself (inlined into
  * the driver, the formula's constants spilled to the stack and its loop ran
  * 20% slower). */
-#define GX_FULL_FN(name, FULL1, GRAD)                                       \
-    static GX_NOINLINE void GX_FN(name##_full)(const float *x, const float *g, float *o, int n) \
+#define GX_FULL_FN(name, T, FULL1, GRAD)                                    \
+    static GX_NOINLINE void GX_FN(name##_full)(const T *x, const T *g, T *o, int n) \
     {                                                                       \
         (void)g;                                                            \
         _Pragma("omp simd")                                                 \
         for (int j = 0; j < n; j++)                                         \
-            o[j] = GRAD ? (float)(FULL1(x[j]) * (double)g[j]) : (float)FULL1(x[j]); \
+            o[j] = GRAD ? (T)(FULL1(x[j]) * (double)g[j]) : (T)FULL1(x[j]); \
     }
 
 /* ReLU runs at memory speed: arrays of GX_STREAM_MIN elements or more go a
@@ -273,8 +273,12 @@ GX_STREAM(relu_grad_f64, double, 2, (x > 0 ? g : 0.0))
 
 /* float64: the double-double formulas of gx_math.h, elementwise; gradients
  * multiply in double and round once */
-GX_UNARY(gelu_erf_f64, double, gx_gelu_erf_f64(x))
-GX_UNARY(gelu_tanh_f64, double, gx_gelu_tanh_f64(x))
+/* exact and tanh GELU: double lanes from the tables of gx_lut64.h where they
+ * cover x (|x| <= 5), the general formula elsewhere (GX_SPLIT below) */
+GX_FULL_FN(gelu_erf_f64, double, gx_gelu_erf_f64, 0)
+GX_FULL_FN(gelu_tanh_f64, double, gx_gelu_tanh_f64, 0)
+GX_SPLIT(gelu_erf_f64, double, 1, lut64_fwd, GX_FN(gelu_erf_f64_full), 0)
+GX_SPLIT(gelu_tanh_f64, double, 1, lut64_fwd, GX_FN(gelu_tanh_f64_full), 0)
 GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
 GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
 GX_UNARY(silu_f64, double, gx_silu_f64(x))
@@ -286,26 +290,26 @@ GX_BINARY(quick_gelu_grad_f64, double, g, gx_quick_gelu_grad_f64(x) * g)
  * |x| <= 4.5, 8 or 4.7, and for forward GELU every x >= -4.5), the general
  * double formulas for the rest: per element, gx_lut_ok(x) ? the scalar twin
  * of gx_lut.h : the gx_math.h formula, whatever the split */
-GX_FULL_FN(gelu_erf_f32, gx_gelu_erf_f32_full, 0)
-GX_FULL_FN(gelu_tanh_f32, gx_gelu_tanh_f32, 0)
-GX_FULL_FN(gelu_erf_grad_f32, gx_gelu_erf_grad_f32d, 1)
-GX_FULL_FN(gelu_tanh_grad_f32, gx_gelu_tanh_grad_f32d, 1)
-GX_SPLIT(gelu_erf_f32, 1, lut_fwd, GX_FN(gelu_erf_f32_full), 0)
-GX_SPLIT(gelu_tanh_f32, 1, lut_fwd, GX_FN(gelu_tanh_f32_full), 0)
-GX_SPLIT(gelu_erf_grad_f32, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full), 0)
-GX_SPLIT(gelu_tanh_grad_f32, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full), 0)
-GX_FULL_FN(silu_f32, gx_silu_f32, 0)
-GX_FULL_FN(quick_gelu_f32, gx_quick_gelu_f32, 0)
-GX_FULL_FN(silu_grad_f32, gx_silu_grad_f32d, 1)
-GX_FULL_FN(quick_gelu_grad_f32, gx_quick_gelu_grad_f32d, 1)
-GX_SPLIT(silu_f32, 1, sig_fwd, GX_FN(silu_f32_full), 0)
-GX_SPLIT(quick_gelu_f32, 1, sig_fwd, GX_FN(quick_gelu_f32_full), 0)
-GX_SPLIT(silu_grad_f32, 2, sig_grad, GX_FN(silu_grad_f32_full), 0)
-GX_SPLIT(quick_gelu_grad_f32, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full), 0)
+GX_FULL_FN(gelu_erf_f32, float, gx_gelu_erf_f32_full, 0)
+GX_FULL_FN(gelu_tanh_f32, float, gx_gelu_tanh_f32, 0)
+GX_FULL_FN(gelu_erf_grad_f32, float, gx_gelu_erf_grad_f32d, 1)
+GX_FULL_FN(gelu_tanh_grad_f32, float, gx_gelu_tanh_grad_f32d, 1)
+GX_SPLIT(gelu_erf_f32, float, 1, lut_fwd, GX_FN(gelu_erf_f32_full), 0)
+GX_SPLIT(gelu_tanh_f32, float, 1, lut_fwd, GX_FN(gelu_tanh_f32_full), 0)
+GX_SPLIT(gelu_erf_grad_f32, float, 2, lut_grad, GX_FN(gelu_erf_grad_f32_full), 0)
+GX_SPLIT(gelu_tanh_grad_f32, float, 2, lut_grad, GX_FN(gelu_tanh_grad_f32_full), 0)
+GX_FULL_FN(silu_f32, float, gx_silu_f32, 0)
+GX_FULL_FN(quick_gelu_f32, float, gx_quick_gelu_f32, 0)
+GX_FULL_FN(silu_grad_f32, float, gx_silu_grad_f32d, 1)
+GX_FULL_FN(quick_gelu_grad_f32, float, gx_quick_gelu_grad_f32d, 1)
+GX_SPLIT(silu_f32, float, 1, sig_fwd, GX_FN(silu_f32_full), 0)
+GX_SPLIT(quick_gelu_f32, float, 1, sig_fwd, GX_FN(quick_gelu_f32_full), 0)
+GX_SPLIT(silu_grad_f32, float, 2, sig_grad, GX_FN(silu_grad_f32_full), 0)
+GX_SPLIT(quick_gelu_grad_f32, float, 2, sig_grad, GX_FN(quick_gelu_grad_f32_full), 0)
 /* the gated forms in float32: the product inside the table loop */
-GX_SPLIT(swiglu_f32, 2, sig_gate, GX_FN(silu_f32_full), 1)
-GX_SPLIT(geglu_erf_f32, 2, lut_gate, GX_FN(gelu_erf_f32_full), 1)
-GX_SPLIT(geglu_tanh_f32, 2, lut_gate, GX_FN(gelu_tanh_f32_full), 1)
+GX_SPLIT(swiglu_f32, float, 2, sig_gate, GX_FN(silu_f32_full), 1)
+GX_SPLIT(geglu_erf_f32, float, 2, lut_gate, GX_FN(gelu_erf_f32_full), 1)
+GX_SPLIT(geglu_tanh_f32, float, 2, lut_gate, GX_FN(gelu_tanh_f32_full), 1)
 
 #define GX_BIASED_ALL(T, SFX)                                               \
     GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \

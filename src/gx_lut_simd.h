@@ -206,6 +206,119 @@ GX_LUT_ARRAY(sig_fwd, 0, 1)        /* the sigmoid family's tables (SiLU, quick G
 GX_LUT_ARRAY(sig_grad, 1, 1)
 GX_LUT_ARRAY(lut_gate, 2, 0)       /* the gated forms: times up in the same loop */
 GX_LUT_ARRAY(sig_gate, 2, 1)
+
+/* ------------------------------------------------ float64 lanes (gx_lut64.h)
+ * GX_FN(lut64_fwd): o[j] = gx_lut64_fwd(T, x[j]) for n <= GX_SPLIT_B
+ * elements, bit j of bad[j / 64] set where !gx_lut64_ok (NaN, |x| > T->x).
+ * The same operations as the scalar twin, in 8 (AVX-512: a 16-entry table is
+ * one vpermt2pd) or 4 (AVX2: a gather) double lanes. */
+#if GX_ISA_LEVEL == 2
+#define GX_DW 8
+#define gx_vd __m512d
+#define GX_DLOAD(p) _mm512_loadu_pd(p)
+#define GX_DSTORE(p, v) _mm512_storeu_pd(p, v)
+#define GX_DSET(f) _mm512_set1_pd(f)
+#define GX_DFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define GX_DSUB(a, b) _mm512_sub_pd(a, b)
+#define gx_dtab struct { __m512d lo, hi; }
+#define GX_DTAB_LOAD(r, tab) ((r).lo = _mm512_load_pd(tab), (r).hi = _mm512_load_pd((tab) + 8))
+#define gx_di __m512i
+#define GX_DINDEX(t) _mm512_min_epi64(_mm512_cvttpd_epi64(t), _mm512_set1_epi64(15))
+#define GX_DLUT(r, i) _mm512_permutex2var_pd((r).lo, i, (r).hi)
+/* B = x < 0 ? h : 1 - h (sign bit clear: 1 - h); r = x B - M, one rounding */
+#define GX_DB(x, h) _mm512_mask_sub_pd(h, _mm512_testn_epi64_mask(_mm512_castpd_si512(x), \
+    _mm512_set1_epi64(INT64_MIN)), _mm512_set1_pd(1.0), h)
+#define GX_DFMS(a, b, c) _mm512_fmsub_pd(a, b, c)
+#define GX_DABSMIN(x, X) _mm512_min_pd(_mm512_abs_pd(x), X)
+#define GX_DBAD(x, X) ((uint64_t)_mm512_cmp_pd_mask(_mm512_abs_pd(x), X, _CMP_NLE_UQ))
+#elif GX_ISA_LEVEL == 1
+#define GX_DW 4
+#define gx_vd __m256d
+#define GX_DLOAD(p) _mm256_loadu_pd(p)
+#define GX_DSTORE(p, v) _mm256_storeu_pd(p, v)
+#define GX_DSET(f) _mm256_set1_pd(f)
+#define GX_DFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define GX_DSUB(a, b) _mm256_sub_pd(a, b)
+#define gx_dtab struct { const double *p; }
+#define GX_DTAB_LOAD(r, tab) ((r).p = (tab))
+#define gx_di __m128i
+#define GX_DINDEX(t) _mm_min_epi32(_mm256_cvttpd_epi32(t), _mm_set1_epi32(15))
+#define GX_DLUT(r, i) _mm256_i32gather_pd((r).p, i, 8)
+#define GX_DB(x, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, x)   /* sign of x */
+#define GX_DFMS(a, b, c) _mm256_fmsub_pd(a, b, c)
+#define GX_DABSMIN(x, X) _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X)
+#define GX_DBAD(x, X) ((uint64_t)_mm256_movemask_pd(_mm256_cmp_pd(                \
+    _mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)))
+#endif
+
+static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, const double *g,
+                                         double *o, int n, uint64_t *bad)
+{
+    (void)g;
+    for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;
+#ifdef GX_DW
+    const gx_vd X = GX_DSET(T->x), K = GX_DSET(T->k), K2 = GX_DSET(T->k2), K3 = GX_DSET(T->k3);
+    const gx_vd T0 = GX_DSET(T->t0);
+    gx_dtab c, h, m[16], m1l;
+    GX_DTAB_LOAD(c, T->c);
+    GX_DTAB_LOAD(h, T->h);
+    GX_DTAB_LOAD(m1l, T->m1l);
+    for (int q = 0; q < 16; q++) GX_DTAB_LOAD(m[q], T->m[q]);
+    for (int j = 0; j < n; j += GX_DW) {
+        gx_vd xv, r;
+        double xb[GX_DW], ob[GX_DW];
+        const int full = j + GX_DW <= n;
+        if (j % 8 == 0) {       /* GX_PREFETCH: a line of each array ahead */
+            GX_PREFETCH(x + j, GX_PF_BYTES);
+            GX_PREFETCH(o + j, GX_PF_BYTES);
+        }
+        if (full) {
+            xv = GX_DLOAD(x + j);
+        } else {                /* the last partial vector, via a padded copy */
+            for (int q = 0; q < GX_DW; q++) xb[q] = j + q < n ? x[j + q] : 0.0;
+            xv = GX_DLOAD(xb);
+        }
+        gx_vd a = GX_DABSMIN(xv, X);
+        gx_di i = GX_DINDEX(GX_DFMA(a, GX_DFMA(a, GX_DFMA(a, K3, K2), K), T0));
+        gx_vd d = GX_DSUB(a, GX_DLUT(c, i));
+        gx_vd p = GX_DLUT(m[15], i);
+        for (int q = 14; q >= 1; q--) p = GX_DFMA(p, d, GX_DLUT(m[q], i));
+        p = GX_DFMA(p, d, GX_DFMA(GX_DLUT(m1l, i), d, GX_DLUT(m[0], i)));
+        r = GX_DFMS(xv, GX_DB(xv, GX_DLUT(h, i)), p);
+        bad[j / 64] |= GX_DBAD(xv, X) << (j % 64);
+        if (full) {
+            GX_DSTORE(o + j, r);
+        } else {
+            GX_DSTORE(ob, r);
+            memcpy(o + j, ob, (size_t)(n - j) * sizeof(double));
+        }
+    }
+    if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;
+#else
+    for (int j = 0; j < n; j++) {
+        o[j] = gx_lut64_fwd(T, x[j]);
+        bad[j / 64] |= (uint64_t)!gx_lut64_ok(T, x[j]) << (j % 64);
+    }
+#endif
+}
+#ifdef GX_DW
+#undef GX_DW
+#undef gx_vd
+#undef GX_DLOAD
+#undef GX_DSTORE
+#undef GX_DSET
+#undef GX_DFMA
+#undef GX_DSUB
+#undef gx_dtab
+#undef GX_DTAB_LOAD
+#undef gx_di
+#undef GX_DINDEX
+#undef GX_DLUT
+#undef GX_DB
+#undef GX_DFMS
+#undef GX_DABSMIN
+#undef GX_DBAD
+#endif
 #undef GX_LUT_ARRAY
 #undef GX_LUT_LOOP
 

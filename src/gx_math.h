@@ -41,6 +41,9 @@
  * float32 for |x| <= 4.5 (the bulk of real data) does not come here: it runs
  * in float32 lanes from the piecewise tables of gx_lut.h; the float32
  * formulas below serve the other elements (GX_SPLIT in gx_kernels_impl.h).
+ * Likewise float64 exact and tanh GELU for |x| <= 5 (gx_lut64.h); their
+ * float64 formulas below serve |x| > 5, NaN and inf, and every float64
+ * derivative and the SiLU family use them throughout.
  */
 #ifndef GX_MATH_H
 #define GX_MATH_H

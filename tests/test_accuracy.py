@@ -193,6 +193,8 @@ def float64_points(seed=7):
         rng.uniform(-38.7, -37.3, 150),               # exact forms: subnormal results
         rng.uniform(-21.8, -20.9, 150),               # tanh forms: subnormal results
         [-0.7518, -0.75179, 0.0, -0.0, 5e-324, -5e-324],
+        np.linspace(-5.01, 5.01, 401),                # the float64 tables' 16 pieces
+        [s * np.nextafter(5.0, v) for s in (1, -1) for v in (0, 9)] + [5.0, -5.0],  # their edge
     ]))
 
 

@@ -20,10 +20,11 @@ from gelu_ext import _ufuncs
 # the loop went scalar.  The 16-bit and split drivers are left out: they
 # only move data and call these.
 FORMULAS = {
-    "gelu_erf_f64": 50, "gelu_tanh_f64": 50, "gelu_erf_grad_f64": 50, "gelu_tanh_grad_f64": 50,
+    "gelu_erf_grad_f64": 50, "gelu_tanh_grad_f64": 50,
+    "gelu_erf_f64_full": 50, "gelu_tanh_f64_full": 50,
     "gelu_erf_f32_full": 50, "gelu_tanh_f32_full": 50,
     "gelu_erf_grad_f32_full": 50, "gelu_tanh_grad_f32_full": 50,
-    "lut_fwd": 40, "lut_grad": 40,
+    "lut_fwd": 40, "lut_grad": 40, "lut64_fwd": 30,
     "relu_f32": 2, "relu_f64": 2, "relu_grad_f32": 2, "relu_grad_f64": 2,
     "h2f": 2, "f2h": 2, "b2f": 2, "f2b": 2,
 }
