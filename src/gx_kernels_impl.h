@@ -342,7 +342,10 @@ GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
  * The fused-bias forms round x + b to the 16-bit type first, so they give the
  * bits of the unfused op on the 16-bit sum (float32 holds 24 bits, >= 2p + 2
  * for p = 11 and 8, so summing in float32 and rounding once more is the
- * correctly rounded 16-bit sum: no double-rounding error). */
+ * correctly rounded 16-bit sum: no double-rounding error).
+ * Two shortcuts give the same bits faster: a forward op reads a 65,536-entry
+ * result table (table16), and on AVX2/AVX-512 a plain derivative runs its
+ * table loop on the 16-bit data itself (GX_SPLIT16, one pass). */
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -381,6 +384,83 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
 {
     _Pragma("omp simd")
     for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
+}
+/* The float32 derivatives on 16-bit arrays, in one pass (AVX2, AVX-512):
+ * per block of GX_SPLIT_B elements the 16-bit table loop (gx_lut_simd.h,
+ * lut_grad_h/_b) writes every result and flags the elements its table does
+ * not cover, which are then widened one by one, computed by the general
+ * formula FULL (float32 results, as in GX_SPLIT) and rounded back with W's
+ * partner N: per element the bits of the block pipeline (narrow_run), which
+ * widened a block, ran the float32 kernel and narrowed it.  In place (out ==
+ * x or g) the block's inputs are copied first, as GX_SPLIT does. */
+typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
+#ifdef GX_VW_16
+#define GX_SPLIT16(name, LUT16, TAB, FULL, W, N)                            \
+    static void GX_FN(name)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n) \
+    {                                                                       \
+        uint16_t xb[GX_SPLIT_B], gb[GX_SPLIT_B];                            \
+        float pb[GX_SPLIT_B], pg[GX_SPLIT_B], rb[GX_SPLIT_B];               \
+        uint64_t bad[GX_SPLIT_B / 64];                                      \
+        int idx[GX_SPLIT_B];                                                \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
+            const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
+            uint16_t *ob = out + i0;                                        \
+            const uint16_t *xs = xp + i0, *gs = gp + i0;                    \
+            if ((const uint16_t *)ob == xs || (const uint16_t *)ob == gs) { \
+                memcpy(xb, xs, (size_t)m * sizeof(uint16_t));               \
+                memcpy(gb, gs, (size_t)m * sizeof(uint16_t));               \
+                xs = xb;                                                    \
+                gs = gb;                                                    \
+            }                                                               \
+            GX_FN(LUT16)(&TAB, xs, gs, ob, m, bad);                         \
+            int k = 0;                                                      \
+            for (int w = 0; w < (m + 63) / 64; w++) {                       \
+                for (uint64_t mk = bad[w]; mk; mk &= mk - 1u) {             \
+                    const int j = 64 * w + GX_CTZ64(mk);                    \
+                    idx[k] = j; pb[k] = W(xs[j]); pg[k] = W(gs[j]); k++;    \
+                }                                                           \
+            }                                                               \
+            if (k == 0) continue;                                           \
+            const int kp = (k + 15) & ~15;      /* whole vectors; <= GX_SPLIT_B */ \
+            for (int j = k; j < kp; j++) pb[j] = pg[j] = 0;                 \
+            FULL(pb, pg, rb, kp);                                           \
+            for (int j = 0; j < k; j++) ob[idx[j]] = N(rb[j]);              \
+        }                                                                   \
+    }
+GX_SPLIT16(gelu_erf_grad_h16, lut_grad_h, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f32_full),
+           gx_half_to_float, gx_float_to_half)
+GX_SPLIT16(gelu_erf_grad_b16, lut_grad_b, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f32_full),
+           gx_bfloat16_to_float, gx_float_to_bfloat16)
+GX_SPLIT16(gelu_tanh_grad_h16, lut_grad_h, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full),
+           gx_half_to_float, gx_float_to_half)
+GX_SPLIT16(gelu_tanh_grad_b16, lut_grad_b, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full),
+           gx_bfloat16_to_float, gx_float_to_bfloat16)
+GX_SPLIT16(silu_grad_h16, sig_grad_h, gx_lut_silu_grad, GX_FN(silu_grad_f32_full),
+           gx_half_to_float, gx_float_to_half)
+GX_SPLIT16(silu_grad_b16, sig_grad_b, gx_lut_silu_grad, GX_FN(silu_grad_f32_full),
+           gx_bfloat16_to_float, gx_float_to_bfloat16)
+GX_SPLIT16(quick_gelu_grad_h16, sig_grad_h, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full),
+           gx_half_to_float, gx_float_to_half)
+GX_SPLIT16(quick_gelu_grad_b16, sig_grad_b, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full),
+           gx_bfloat16_to_float, gx_float_to_bfloat16)
+#undef GX_SPLIT16
+#endif
+/* the one-pass 16-bit kernel of a plain derivative op, NULL where there is
+ * none (the baseline path, ReLU's): narrow_run then runs the block pipeline */
+static gx_k16 GX_FN(grad16)(int base, int bf)
+{
+#ifdef GX_VW_16
+    switch (base) {
+    case GX_OP_GELU_ERF_GRAD: return bf ? GX_FN(gelu_erf_grad_b16) : GX_FN(gelu_erf_grad_h16);
+    case GX_OP_GELU_TANH_GRAD: return bf ? GX_FN(gelu_tanh_grad_b16) : GX_FN(gelu_tanh_grad_h16);
+    case GX_OP_SILU_GRAD: return bf ? GX_FN(silu_grad_b16) : GX_FN(silu_grad_h16);
+    case GX_OP_QUICK_GELU_GRAD: return bf ? GX_FN(quick_gelu_grad_b16) : GX_FN(quick_gelu_grad_h16);
+    default: return NULL;
+    }
+#else
+    (void)base; (void)bf;
+    return NULL;
+#endif
 }
 /* The float32 kernel of each op (gx_ops.h), for the 16-bit drivers. */
 #define GX_F32_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
@@ -464,6 +544,11 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
         GX_FN(lut16)(T, (const uint16_t *)in[0], (uint16_t *)out, n);
         return;
     }
+    const gx_k16 k16 = kind == GX_PLAIN && nin == 2 ? GX_FN(grad16)(base, widen == GX_FN(b2f)) : NULL;
+    if (k16) {
+        k16((const uint16_t *)in[0], (const uint16_t *)in[1], (uint16_t *)out, n);
+        return;
+    }
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
         const int m = (int)(n - i0 < GX_HALF_B ? n - i0 : GX_HALF_B);
         for (int k = (T && kind == GX_GATE); k < nin; k++)   /* the table reads the gate's bits */
@@ -532,3 +617,4 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_PACK_ONE
 #undef GX_PACK_U
 #undef GX_FN
+#undef GX_VW_16

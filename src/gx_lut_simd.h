@@ -207,6 +207,101 @@ GX_LUT_ARRAY(sig_grad, 1, 1)
 GX_LUT_ARRAY(lut_gate, 2, 0)       /* the gated forms: times up in the same loop */
 GX_LUT_ARRAY(sig_gate, 2, 1)
 
+/* The derivative loops on 16-bit arrays (x, g and the result float16 or
+ * bfloat16): each vector is widened in registers (exact), runs the float32
+ * body above, and is rounded back to 16 bits in registers, by the very
+ * rounding of the block pipeline's narrowing (vcvtps2ph for float16, the
+ * round-to-nearest-even of gx_float_to_bfloat16 for bfloat16): the same bits
+ * as widening a block, running lut_grad and narrowing it (gx_kernels_impl.h,
+ * narrow_run), in one pass over the data.  The caller (GX_SPLIT16) overwrites
+ * the elements flagged in bad. */
+#ifdef GX_VW
+#define GX_RNE16 (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#if GX_ISA_LEVEL == 2
+#define GX_VLOAD_H(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define GX_VLOAD_B(p) _mm512_castsi512_ps(_mm512_slli_epi32(                      \
+    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define GX_VSTORE_H(p, v) _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph(v, GX_RNE16))
+static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                  _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+}
+#else
+#define GX_VLOAD_H(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define GX_VLOAD_B(p) _mm256_castsi256_ps(_mm256_slli_epi32(                      \
+    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define GX_VSTORE_H(p, v) _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph(v, GX_RNE16))
+static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                                  _mm256_and_si256(hi, _mm256_set1_epi32(1)))), 16);
+    /* |u| <= 0x7fffffff, so the signed compare is the unsigned one */
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000));
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);   /* r <= 0xffff */
+    _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
+}
+#endif
+#define GX_VSTORE_B(p, v) GX_FN(vstore_b)(p, v)
+#define GX_LUT16_ARRAY(fname, S, LD, ST)                                    \
+static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const uint16_t *x, const uint16_t *g, \
+                                     uint16_t *o, int n, uint64_t *bad)     \
+{                                                                           \
+    GX_VTABS_DECL(R, T);                                                    \
+    (void)Rnx;                                                              \
+    for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
+    for (int j = 0; j < n; j += GX_VW) {                                    \
+        gx_vf r, xv, gv;                                                    \
+        uint16_t xb[GX_VW], gb[GX_VW], ob[GX_VW];                           \
+        const uint16_t *xs = x + j, *gs = g + j;                            \
+        const int full = j + GX_VW <= n;                                    \
+        if (j % 32 == 0) {      /* GX_PREFETCH: a line of each array ahead */ \
+            GX_PREFETCH(x + j, GX_PF_BYTES);                                \
+            GX_PREFETCH(g + j, GX_PF_BYTES);                                \
+            GX_PREFETCH(o + j, GX_PF_BYTES);                                \
+        }                                                                   \
+        if (!full) {            /* the last partial vector, via a padded copy */ \
+            for (int q = 0; q < GX_VW; q++) {                               \
+                xb[q] = j + q < n ? x[j + q] : 0;                           \
+                gb[q] = j + q < n ? g[j + q] : 0;                           \
+            }                                                               \
+            xs = xb;                                                        \
+            gs = gb;                                                        \
+        }                                                                   \
+        xv = LD(xs);                                                        \
+        gv = LD(gs);                                                        \
+        GX_LUT_BODY(R, xv, gv, 1, S, r);                                    \
+        bad[j / 64] |= GX_VBAD(xv, Rx) << (j % 64);                         \
+        if (full) {                                                         \
+            ST(o + j, r);                                                   \
+        } else {                                                            \
+            ST(ob, r);                                                      \
+            memcpy(o + j, ob, (size_t)(n - j) * sizeof(uint16_t));          \
+        }                                                                   \
+    }                                                                       \
+    if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;       \
+}
+#define GX_VW_16 1
+GX_LUT16_ARRAY(lut_grad_h, 0, GX_VLOAD_H, GX_VSTORE_H)
+GX_LUT16_ARRAY(lut_grad_b, 0, GX_VLOAD_B, GX_VSTORE_B)
+GX_LUT16_ARRAY(sig_grad_h, 1, GX_VLOAD_H, GX_VSTORE_H)
+GX_LUT16_ARRAY(sig_grad_b, 1, GX_VLOAD_B, GX_VSTORE_B)
+#undef GX_LUT16_ARRAY
+#undef GX_VLOAD_H
+#undef GX_VLOAD_B
+#undef GX_VSTORE_H
+#undef GX_VSTORE_B
+#undef GX_RNE16
+#endif
+
 /* ------------------------------------------------ float64 lanes (gx_lut64.h)
  * GX_FN(lut64_fwd): o[j] = gx_lut64_fwd(T, x[j]) for n <= GX_SPLIT_B
  * elements, bit j of bad[j / 64] set where !gx_lut64_ok (NaN, |x| > T->x).

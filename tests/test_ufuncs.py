@@ -443,3 +443,34 @@ def test_fused_bias_broadcasts_features_against_batch(fused, plain, dt):
     x = make_values(dt, 6 * 5, "x", 3).reshape(6, 5)
     b = make_values(dt, 5, "b", 4)
     assert_same_bits(getattr(gelu_ext, fused)(x, b), getattr(gelu_ext, plain)(x + b), fused)
+
+
+# ------------------------------------------- 16-bit derivatives, one pass --
+
+F16_ALL = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+
+
+@pytest.mark.parametrize("name", [u.name for u in UFUNCS if u.grad and not u.bias and not u.gated])
+def test_every_float16_input_of_a_derivative_is_the_float32_result_rounded_once(name, isa):
+    """The float16 derivatives run the float32 table loop on 16-bit data
+    directly (widened and rounded back in registers, AVX2/AVX-512) or through
+    a widened block (baseline): either way each result is the float32
+    kernel's on the widened operands, rounded once.  Every float16 x, with
+    gradients that are ordinary, huge (1e4: products beyond float16) and the
+    special values; allocated, given out= and in place on x and on g."""
+    f = SPECS[name].ufunc
+    rng = np.random.default_rng(11)
+    grads = [rng.standard_normal(F16_ALL.size).astype(np.float16),
+             (1e4 * rng.standard_normal(F16_ALL.size)).astype(np.float16),
+             np.resize(np.array(SPECIALS + [65504.0, -65504.0], np.float16), F16_ALL.size)]
+    for g in grads:
+        with np.errstate(all="ignore"):
+            want = f(F16_ALL.astype(np.float32), g.astype(np.float32)).astype(np.float16)
+            assert_same_bits(f(F16_ALL, g), want, f"{name} on {isa}")
+            o = np.empty_like(F16_ALL)
+            assert f(F16_ALL, g, out=o) is o
+            assert_same_bits(o, want, f"{name} on {isa}, out=")
+            x, gg = F16_ALL.copy(), g.copy()
+            assert_same_bits(f(x, gg, out=x), want, f"{name} on {isa}, in place on x")
+            x, gg = F16_ALL.copy(), g.copy()
+            assert_same_bits(f(x, gg, out=gg), want, f"{name} on {isa}, in place on g")
