@@ -53,16 +53,15 @@
 #include <signal.h>
 #include <sched.h>
 #include <time.h>
-#include <sys/resource.h>
 
 #define GX_POOL_MAX 255         /* worker threads at most */
 /* Wait policy: a worker spins this long after a job for the next one, then
  * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
 #define GX_SPIN_NS 100000LL
-/* A stall is a threaded call during which one of its threads lost its core
- * to another thread (an involuntary context switch, getrusage RUSAGE_THREAD
- * where it exists), or whose owner waited on a worker for more than a
- * quarter of its own time plus GX_STALL_NS (a worker descheduled holding a
+/* A stall is a threaded call whose threads together spent more than a
+ * quarter of the owner's time plus GX_STALL_NS off their cores (wall time
+ * minus the thread's CPU time, CLOCK_THREAD_CPUTIME_ID where it exists), or
+ * whose owner waited on a worker as long (a worker descheduled holding a
  * chunk): the cores are busy with other processes, and a threaded call is
  * exposed to it on every thread -- measured, such calls took 3-20x a serial
  * one.  After a stall, the
@@ -75,7 +74,6 @@
 #define GX_BACKOFF_MAX_CALLS 1024
 #endif
 #define GX_STALL_NS 50000LL
-#define GX_PREEMPT_NS 4000000LL
 #define GX_BACKOFF_MIN_CALLS 8
 #define GX_BACKOFF_MAX_NS 1000000000LL
 
@@ -127,7 +125,7 @@ static int gx_joined;           /* workers inside the job now */
 static int gx_running;          /* threads computing large calls: callers + joined workers */
 static int gx_waiting;          /* callers sleeping for a slot */
 static int gx_job_nt;           /* the owner's thread count */
-static long gx_job_preempted;   /* times workers lost their core during the job */
+static long long gx_job_off_ns;  /* ns workers spent off their core during the job */
 static gx_pool_fn gx_job_fn;
 static void *gx_job_ctx;
 static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
@@ -137,13 +135,15 @@ static gx_pool_intp gx_next;    /* next unclaimed chunk */
 static long long gx_t_open, gx_st_join_ns, gx_st_backoff;
 static long long gx_st_jobs, gx_st_helped, gx_st_stalls, gx_st_wait_ns, gx_st_max_running;
 
-/* Involuntary context switches of the calling thread so far: another thread
- * took its core.  -1 where the system cannot say per thread. */
-static long gx_preemptions(void)
+/* CPU time of the calling thread so far (ns); -1 where the system cannot
+ * say per thread.  Wall time minus this, over a run of chunks, is the time
+ * the thread spent off its core: another thread had it. */
+static long long gx_thread_cpu_ns(void)
 {
-#if defined(RUSAGE_THREAD)
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) == 0) return ru.ru_nivcsw;
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 #endif
     return -1;
 }
@@ -229,13 +229,14 @@ static void *gx_worker(void *arg)
             gx_pool_fn fn = gx_job_fn;
             void *ctx = gx_job_ctx;
             gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
-            long pre;
+            long long c0, w0, off;
             pthread_mutex_unlock(&gx_lk);
-            pre = gx_preemptions();
+            c0 = gx_thread_cpu_ns();
+            w0 = gx_now_ns();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
-            pre = gx_preemptions() - pre;
+            off = c0 < 0 ? 0 : (gx_now_ns() - w0) - (gx_thread_cpu_ns() - c0);
             pthread_mutex_lock(&gx_lk);
-            if (pre > 0) gx_job_preempted += pre;
+            if (off > 0) gx_job_off_ns += off;
         }
         __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
         gx_running--;
@@ -391,7 +392,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_job_chunk = chunk;
         gx_job_nchunks = nchunks;
         gx_job_nt = nthreads;
-        gx_job_preempted = 0;
+        gx_job_off_ns = 0;
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
         __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
         gx_grow(gx_want);
@@ -404,10 +405,11 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     if (wake) pthread_cond_broadcast(&gx_wake);
 
     if (own) {
-        long pre = gx_preemptions();
+        long long c0 = gx_thread_cpu_ns(), c1, off;
         long long t0 = gx_now_ns(), t1, t2, own_ns;
         gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
         t1 = gx_now_ns();
+        c1 = gx_thread_cpu_ns();
         pthread_mutex_lock(&gx_lk);
         gx_open = 0;                /* late wakers stay out */
         if (gx_joined > 0) {
@@ -425,14 +427,14 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         own_ns = t1 - t0;
         gx_st_jobs++;
         gx_st_wait_ns += t2 - t1;
-        pre = gx_preemptions() - pre;
-        /* preemptions count as a stall when they are frequent for the call's
-         * length: any one in a short call, one per GX_PREEMPT_NS in a long
-         * one (a 15 ms call on an idle VM is preempted now and then by the
-         * host; with busy cores it is preempted every few ms) */
-        if (pre < 0) pre = 0;
-        if (t2 - t1 > own_ns / 4 + GX_STALL_NS ||
-            (pre + gx_job_preempted) * GX_PREEMPT_NS > own_ns) {
+        off = c0 < 0 ? 0 : own_ns - (c1 - c0);
+        if (off < 0) off = 0;
+        /* time off the core counts, not the number of preemptions: on an
+         * idle VM (AMD EPYC, 2 vCPUs) kernel threads took a core for a few
+         * microseconds in ~7% of 0.5 ms calls, and counting those as stalls
+         * kept 2 threads at 1.0-1.3x of one on 2^20-2^24 float32 arrays;
+         * with busy cores a thread loses whole time slices (milliseconds) */
+        if (t2 - t1 > own_ns / 4 + GX_STALL_NS || off + gx_job_off_ns > own_ns / 4 + GX_STALL_NS) {
             gx_st_stalls++;
             gx_stall_t = t2;
             gx_stall_calls = 0;
