@@ -207,8 +207,8 @@ GX_LUT_ARRAY(sig_grad, 1, 1)
 GX_LUT_ARRAY(lut_gate, 2, 0)       /* the gated forms: times up in the same loop */
 GX_LUT_ARRAY(sig_gate, 2, 1)
 
-/* The derivative loops on 16-bit arrays (x, g and the result float16 or
- * bfloat16): each vector is widened in registers (exact), runs the float32
+/* The table loops on 16-bit arrays (x, for a derivative g, and the result
+ * float16 or bfloat16): each vector is widened in registers (exact), runs the float32
  * body above, and is rounded back to 16 bits in registers, by the very
  * rounding of the block pipeline's narrowing (vcvtps2ph for float16, the
  * round-to-nearest-even of gx_float_to_bfloat16 for bfloat16): the same bits
@@ -251,7 +251,7 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
 }
 #endif
 #define GX_VSTORE_B(p, v) GX_FN(vstore_b)(p, v)
-#define GX_LUT16_ARRAY(fname, S, LD, ST)                                    \
+#define GX_LUT16_ARRAY(fname, G, S, LD, ST)                                 \
 static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const uint16_t *x, const uint16_t *g, \
                                      uint16_t *o, int n, uint64_t *bad)     \
 {                                                                           \
@@ -261,25 +261,27 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const uint16_t *x, const u
     for (int j = 0; j < n; j += GX_VW) {                                    \
         gx_vf r, xv, gv;                                                    \
         uint16_t xb[GX_VW], gb[GX_VW], ob[GX_VW];                           \
-        const uint16_t *xs = x + j, *gs = g + j;                            \
+        const uint16_t *xs = x + j, *gs = (G) ? g + j : xs;                 \
         const int full = j + GX_VW <= n;                                    \
         if (j % 32 == 0) {      /* GX_PREFETCH: a line of each array ahead */ \
             GX_PREFETCH(x + j, GX_PF_BYTES);                                \
-            GX_PREFETCH(g + j, GX_PF_BYTES);                                \
+            if (G) GX_PREFETCH(g + j, GX_PF_BYTES);                         \
             GX_PREFETCH(o + j, GX_PF_BYTES);                                \
         }                                                                   \
         if (!full) {            /* the last partial vector, via a padded copy */ \
             for (int q = 0; q < GX_VW; q++) {                               \
                 xb[q] = j + q < n ? x[j + q] : 0;                           \
-                gb[q] = j + q < n ? g[j + q] : 0;                           \
+                gb[q] = (G) && j + q < n ? g[j + q] : 0;                    \
             }                                                               \
             xs = xb;                                                        \
             gs = gb;                                                        \
         }                                                                   \
         xv = LD(xs);                                                        \
-        gv = LD(gs);                                                        \
-        GX_LUT_BODY(R, xv, gv, 1, S, r);                                    \
-        bad[j / 64] |= GX_VBAD(xv, Rx) << (j % 64);                         \
+        gv = (G) ? LD(gs) : xv;                                             \
+        GX_LUT_BODY(R, xv, gv, G, S, r);                                    \
+        /* as GX_LUT_LOOP: the forward GELU tables cover x > 0 whole */     \
+        uint64_t b = ((G) != 1 && !(S)) ? GX_VBAD1(xv, Rnx) : GX_VBAD(xv, Rx); \
+        bad[j / 64] |= b << (j % 64);                                       \
         if (full) {                                                         \
             ST(o + j, r);                                                   \
         } else {                                                            \
@@ -290,10 +292,12 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const uint16_t *x, const u
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;       \
 }
 #define GX_VW_16 1
-GX_LUT16_ARRAY(lut_grad_h, 0, GX_VLOAD_H, GX_VSTORE_H)
-GX_LUT16_ARRAY(lut_grad_b, 0, GX_VLOAD_B, GX_VSTORE_B)
-GX_LUT16_ARRAY(sig_grad_h, 1, GX_VLOAD_H, GX_VSTORE_H)
-GX_LUT16_ARRAY(sig_grad_b, 1, GX_VLOAD_B, GX_VSTORE_B)
+GX_LUT16_ARRAY(lut_grad_h, 1, 0, GX_VLOAD_H, GX_VSTORE_H)
+GX_LUT16_ARRAY(lut_grad_b, 1, 0, GX_VLOAD_B, GX_VSTORE_B)
+GX_LUT16_ARRAY(sig_grad_h, 1, 1, GX_VLOAD_H, GX_VSTORE_H)
+GX_LUT16_ARRAY(sig_grad_b, 1, 1, GX_VLOAD_B, GX_VSTORE_B)
+GX_LUT16_ARRAY(lut_fwd_h, 0, 0, GX_VLOAD_H, GX_VSTORE_H)      /* forward: g unused (NULL) */
+GX_LUT16_ARRAY(sig_fwd_h, 0, 1, GX_VLOAD_H, GX_VSTORE_H)
 #undef GX_LUT16_ARRAY
 #undef GX_VLOAD_H
 #undef GX_VLOAD_B

@@ -474,3 +474,32 @@ def test_every_float16_input_of_a_derivative_is_the_float32_result_rounded_once(
             assert_same_bits(f(x, gg, out=x), want, f"{name} on {isa}, in place on x")
             x, gg = F16_ALL.copy(), g.copy()
             assert_same_bits(f(x, gg, out=gg), want, f"{name} on {isa}, in place on g")
+
+
+@pytest.mark.parametrize("name", [u.name for u in UFUNCS
+                                  if not u.grad and not u.bias and not u.gated])
+def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa):
+    """The forward ops on float16 (and bfloat16, where ml_dtypes is
+    installed) run the float32 table loop on the 16-bit data in one pass
+    (AVX2/AVX-512: GELU, SiLU, quick GELU) or read a result table made by the
+    float32 kernel: either way each result is the float32 kernel's on the
+    widened input, rounded once.  Every 16-bit x; allocated, given out= and in
+    place, and at an odd offset (a partial last vector and unaligned loads)."""
+    f = SPECS[name].ufunc
+    types = [F16_ALL]
+    try:
+        import ml_dtypes
+        types.append(np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16))
+    except ImportError:
+        pass
+    for x in types:
+        with np.errstate(all="ignore"):
+            want = f(x.astype(np.float32)).astype(x.dtype)
+            what = f"{name} {x.dtype} on {isa}"
+            assert_same_bits(f(x), want, what)
+            o = np.empty_like(x)
+            assert f(x, out=o) is o
+            assert_same_bits(o, want, f"{what}, out=")
+            xx = x.copy()
+            assert_same_bits(f(xx, out=xx), want, f"{what}, in place")
+            assert_same_bits(f(x[3:-2]), want[3:-2], f"{what}, offset")
