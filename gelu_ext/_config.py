@@ -66,6 +66,8 @@ def _config():
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
         "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
         "chunk": _ufuncs._get_chunk(),
+        "relu_loop": ("blocks with software prefetch" if _ufuncs._stream_prefetch()
+                      else "plain loop (this CPU streams faster without software prefetch: AMD)"),
         "dtypes": _dtypes(),
         "after_fork": _AFTER_FORK if _ufuncs._pool_threaded() else "serial, like the parent",
         "machine": platform.machine(),

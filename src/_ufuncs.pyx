@@ -54,6 +54,7 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
+    int gx_set_stream_prefetch(int on)
     gx_intp gx_get_chunk()
     void gx_set_chunk(gx_intp n)
     void gx_set_parallel_threshold(gx_intp n)
@@ -307,6 +308,14 @@ def _set_chunk(Py_ssize_t n):
     """Elements a thread takes at a time (rounded down to a multiple of 64,
     at least 64).  For tests and measurements; results never depend on it."""
     gx_set_chunk(n)
+
+
+def _stream_prefetch(int on=-1):
+    """ReLU's prefetching block loop for arrays of 8192 elements or more: 1
+    on, 0 off, -1 (default) leave it; returns the setting before the call.
+    Chosen per CPU at import (off on AMD); for tests and measurements, the
+    results never depend on it."""
+    return gx_set_stream_prefetch(on)
 
 
 def _pool_stats(bint reset=False):

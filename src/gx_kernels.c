@@ -37,6 +37,11 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #define GX_POPCNT64(w) gx_popcnt64(w)
 #endif
 
+/* ReLU's block loop with software prefetch (GX_STREAM in gx_kernels_impl.h):
+ * on by default, off on AMD CPUs (gx_init_tables), where it measured slower
+ * than the plain loop.  Same bits either way. */
+static int gx_stream_pf = 1;
+
 #define GX_ISA baseline
 #define GX_ISA_LEVEL 0
 #include "gx_kernels_impl.h"
@@ -160,6 +165,12 @@ static int gx_has_f16c(void)
     unsigned a, b, c, d;
     return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
 }
+/* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
+static int gx_is_amd(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
+}
 #endif
 
 int gx_best_isa(void)
@@ -185,6 +196,12 @@ static void gx_init_tables(void)
     gx_fill_avx512(gx_tables[GX_ISA_AVX512]);
 #endif
     gx_isa = gx_best_isa();
+#if GX_HAVE_X86_PATHS
+    /* ReLU float32/float64, 2^20-2^22 elements, 1 thread, against np.copyto:
+     * Intel Xeon (AVX-512) 0.76 -> 0.99 with the prefetching blocks; AMD
+     * EPYC Zen 5 0.71-0.86 with them, 0.94-1.00 with the plain loop */
+    gx_stream_pf = !gx_is_amd();
+#endif
     gx_active = gx_tables[gx_isa];
 }
 
@@ -210,6 +227,13 @@ int gx_get_num_threads(void)
 void gx_set_num_threads(int n) { gx_num_threads = n > 0 ? n : 0; }
 gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
 void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
+int gx_set_stream_prefetch(int on)
+{
+    gx_init_tables();
+    int was = gx_stream_pf;
+    if (on >= 0) gx_stream_pf = on != 0;
+    return was;
+}
 gx_intp gx_get_chunk(void) { return gx_chunk; }
 void gx_set_chunk(gx_intp n) { gx_chunk = n >= 64 ? n & ~(gx_intp)63 : 64; }
 

@@ -303,7 +303,9 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
 /* ReLU runs at memory speed: arrays of GX_STREAM_MIN elements or more go a
  * block of GX_RELU_B elements at a time, the lines GX_PF_BYTES ahead of the
  * block prefetched first, then the block's vector loop; smaller ones (in
- * cache, where the blocks cost 5-10%) in one plain loop.  NIN = 2: g = in[1]. */
+ * cache, where the blocks cost 5-10%), and every array on CPUs where the
+ * prefetch did not pay (gx_stream_pf, gx_kernels.c), in one plain loop.
+ * NIN = 2: g = in[1]. */
 #ifndef GX_RELU_B
 #define GX_RELU_B 64
 #endif
@@ -315,7 +317,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
     {                                                                       \
         const T *xp = (const T *)in[0], *vp = (const T *)in[(NIN) - 1];     \
         T *out = (T *)out_;                                                 \
-        if (n < GX_STREAM_MIN) {                                            \
+        if (n < GX_STREAM_MIN || !gx_stream_pf) {                          \
             _Pragma("omp simd")                                             \
             for (gx_intp j = 0; j < n; j++) {                               \
                 T x = xp[j], g = vp[j]; (void)g; out[j] = (EXPR);           \

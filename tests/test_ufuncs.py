@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import testing
+from gelu_ext import _ufuncs, testing
 from gelu_ext.testing import assert_same_bits
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
                      assert_close_to_reference, dtype_id, result_dtype)
@@ -386,6 +386,32 @@ def test_chunked_strided_path(spec, which, dt, n):
 
 
 # ---------------------------------------------------------- large arrays --
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
+@pytest.mark.parametrize("prefetch", [0, 1], ids=["plain-loop", "prefetch-blocks"])
+def test_relu_loops_both_ways(dt, prefetch, isa):
+    """ReLU and its derivative on arrays past GX_STREAM_MIN take the
+    prefetching block loop or the plain loop, chosen per CPU at import
+    (_ufuncs._stream_prefetch); both give np.maximum's bits and NaN stays NaN,
+    whichever this machine uses by default."""
+    rng = np.random.default_rng(5)
+    n = (1 << 15) + 37
+    x = rng.standard_normal(n).astype(dt)
+    x[::997] = np.nan
+    x[1::991] = -0.0
+    g = rng.standard_normal(n).astype(dt)
+    was = _ufuncs._stream_prefetch(prefetch)
+    try:
+        assert _ufuncs._stream_prefetch() == prefetch
+        got = gelu_ext.relu(x)
+        grad = gelu_ext.relu_grad(x, g)
+    finally:
+        _ufuncs._stream_prefetch(was)
+    with np.errstate(invalid="ignore"):
+        assert_same_bits(got, np.maximum(x, dt(0)), "relu")
+        assert_same_bits(grad, np.where(x > 0, g, dt(0)), "relu_grad")
+
 
 LARGE = (1 << 17) + 5           # above the parallel threshold: the threaded path
 
