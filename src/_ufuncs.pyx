@@ -54,7 +54,7 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
-    int gx_set_stream_prefetch(int on)
+    int gx_set_amd_loops(int on)
     gx_intp gx_get_chunk()
     void gx_set_chunk(gx_intp n)
     void gx_set_parallel_threshold(gx_intp n)
@@ -310,12 +310,13 @@ def _set_chunk(Py_ssize_t n):
     gx_set_chunk(n)
 
 
-def _stream_prefetch(int on=-1):
-    """ReLU's prefetching block loop for arrays of 8192 elements or more: 1
-    on, 0 off, -1 (default) leave it; returns the setting before the call.
-    Chosen per CPU at import (off on AMD); for tests and measurements, the
-    results never depend on it."""
-    return gx_set_stream_prefetch(on)
+def _amd_loops(int on=-1):
+    """The loop choices made for AMD CPUs (ReLU's plain loop instead of
+    prefetching blocks, float16 forward ops in one pass instead of the result
+    table): 1 on, 0 off, -1 (default) leave them; returns the setting before
+    the call.  Chosen from the CPU vendor at import; for tests and
+    measurements, the results never depend on it."""
+    return gx_set_amd_loops(on)
 
 
 def _pool_stats(bint reset=False):

@@ -304,7 +304,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
  * block of GX_RELU_B elements at a time, the lines GX_PF_BYTES ahead of the
  * block prefetched first, then the block's vector loop; smaller ones (in
  * cache, where the blocks cost 5-10%), and every array on CPUs where the
- * prefetch did not pay (gx_stream_pf, gx_kernels.c), in one plain loop.
+ * prefetch did not pay (gx_amd_loops, gx_kernels.c), in one plain loop.
  * NIN = 2: g = in[1]. */
 #ifndef GX_RELU_B
 #define GX_RELU_B 64
@@ -317,7 +317,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
     {                                                                       \
         const T *xp = (const T *)in[0], *vp = (const T *)in[(NIN) - 1];     \
         T *out = (T *)out_;                                                 \
-        if (n < GX_STREAM_MIN || !gx_stream_pf) {                          \
+        if (n < GX_STREAM_MIN || gx_amd_loops) {                           \
             _Pragma("omp simd")                                             \
             for (gx_intp j = 0; j < n; j++) {                               \
                 T x = xp[j], g = vp[j]; (void)g; out[j] = (EXPR);           \
@@ -414,13 +414,14 @@ GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
  * bits of the unfused op on the 16-bit sum (float32 holds 24 bits, >= 2p + 2
  * for p = 11 and 8, so summing in float32 and rounding once more is the
  * correctly rounded 16-bit sum: no double-rounding error).
- * Two shortcuts give the same bits faster: on AVX2/AVX-512 a plain op with
- * float32 tables (GELU, SiLU, quick GELU and their derivatives; forward ones
- * in float16 only, see GX_SPLIT16) runs its table loop on the 16-bit data
- * itself (GX_SPLIT16, one pass), and the other forward ops of a unary base
- * read a 65,536-entry result table (table16, a gather per 16 elements from
- * 128 KiB).  Measured on AMD Zen 5 (AVX-512), 2^20, 1 thread, one pass /
- * table: float16 exact GELU 1.07x, tanh GELU 1.10x, SiLU 1.75x. */
+ * Two shortcuts give the same bits faster: on AVX2/AVX-512 a plain
+ * derivative with float32 tables (GELU, SiLU, quick GELU) runs its table
+ * loop on the 16-bit data itself (GX_SPLIT16, one pass), and the forward ops
+ * of a unary base read a 65,536-entry result table (table16, a gather per 16
+ * elements from 128 KiB), except float16 plain forward ops on AMD CPUs
+ * (gx_amd_loops, gx_kernels.c), whose gathers are slow: they run one pass
+ * too (AMD Zen 5, 2^20, 1 thread, one pass / table: exact GELU 1.07x, tanh
+ * GELU 1.10x, SiLU 1.75x). */
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -618,7 +619,9 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     uint16_t hb[GX_HALF_B];
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
     /* forward ops of a unary base: through the result table */
-    const gx_k16 k16 = kind == GX_PLAIN ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;
+    /* forward float16 ops in one pass only with gx_amd_loops (gx_kernels.c) */
+    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || gx_amd_loops)
+                       ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;
     if (k16) {
         k16((const uint16_t *)in[0], nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n);
         return;

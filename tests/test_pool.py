@@ -105,7 +105,7 @@ def test_default_thread_count_follows_omp_num_threads(omp, want):
 def test_show_config_reports_what_governs_threads():
     cfg = gelu_ext.show_config(print_=False)
     for key in ("pool", "wait_policy", "num_threads", "default_threads", "parallel_threshold",
-                "relu_parallel_threshold", "chunk", "relu_loop", "after_fork"):
+                "relu_parallel_threshold", "chunk", "cpu_loops", "after_fork"):
         assert key in cfg, key
     assert cfg["relu_parallel_threshold"] == 8 * cfg["parallel_threshold"]
     assert cfg["chunk"] % 64 == 0
