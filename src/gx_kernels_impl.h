@@ -144,9 +144,10 @@
  * GELU table) with the AVX-512 packing below, measured on AMD Zen 5: the
  * split added 66 ns per 1024 elements to the table loop's 175 at 1024, 21 at
  * 4096, 16 at 8192 (the stack arrays grow with it: 176 KiB for float64). */
-/* ob[j] = F(xs[j], gs[j]) for the j < m whose bit in bad equals want
- * (times gs[j] if MUL: a gated form's general-formula elements).
- * Packing: the first GX_PACK_U set bits of each mask word are taken without
+/* ob[j] = N(F(W(xs[j]), W(gs[j]))) for the j < m whose bit in bad equals
+ * want (times gs[j] if MUL: a gated form's general-formula elements; W and N
+ * widen and narrow 16-bit data, GX_ID otherwise).
+ * Packing (AVX2, baseline; AVX-512 below): the first GX_PACK_U set bits of each mask word are taken without
  * a branch (a step past the last set bit writes a clamped index that k does
  * not count, into the buffers' slack); a loop takes the rest.  Rare elements
  * fall a few to a word, and a loop that ran once per set bit mispredicted
@@ -168,9 +169,11 @@
  * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
  * gather and put-back loops run whole vectors (a duplicate writes the same
  * value to the same place): no loop's trip count follows the element count.
- * Measured on AMD Zen 5, 1024-element blocks with 13 scattered tail elements
- * (1.3%, as in 2 N(0,1) data): the split's cost fell from 69 to ~30 ns per
- * block; the bit-by-bit packing above was 40 of those 69. */
+ * Measured on AMD Zen 5, exact GELU on 2 N(0,1) data, per 1024 elements: the
+ * split added 66 ns to the table loop's 175 with the bit-by-bit packing below
+ * at 1024- or 4096-element blocks, 66 with this one at 1024, 21 at 4096: the
+ * gain is in paying the per-block costs once per 4096 elements, which the
+ * bit-by-bit packing's per-word work did not allow. */
 static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int *idx)
 {
     /* the mask read in place; bits at or past m cleared, all of them inverted
@@ -461,14 +464,15 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
     _Pragma("omp simd")
     for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
 }
-/* The float32 table ops on 16-bit arrays, forward and derivative, in one
- * pass (AVX2, AVX-512): per block of GX_SPLIT_B elements the 16-bit table
- * loop (gx_lut_simd.h, lut_fwd_h/_b, lut_grad_h/_b, ...) writes every result and flags the elements its table does
- * not cover, which are then widened one by one, computed by the general
- * formula FULL (float32 results, as in GX_SPLIT) and rounded back with W's
- * partner N: per element the bits of the block pipeline (narrow_run), which
- * widened a block, ran the float32 kernel and narrowed it.  In place (out ==
- * x or g) the block's inputs are copied first, as GX_SPLIT does. */
+/* The float32 table ops on 16-bit arrays in one pass (AVX2, AVX-512):
+ * per block of GX_SPLIT_B elements the 16-bit table loop (gx_lut_simd.h,
+ * lut_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
+ * its table does not cover, which are then packed and widened (W), computed
+ * by the general formula FULL (float32 results, as in GX_SPLIT) and rounded
+ * back (N) by GX_SPLIT_PATCH: per element the bits of the block pipeline
+ * (narrow_run), which widened a block, ran the float32 kernel and narrowed
+ * it.  In place (out == x or g) the block's inputs are copied first, as
+ * GX_SPLIT does. */
 typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
 #ifdef GX_VW_16
 #define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
