@@ -25,6 +25,10 @@
 #define GX_VMUL(a, b) _mm512_mul_ps(a, b)
 #define GX_VSUB(a, b) _mm512_sub_ps(a, b)
 #define GX_VMIN(a, b) _mm512_min_ps(a, b)      /* a < b ? a : b, as gx_lut_clamp */
+/* min(|x|, X) for X > 0 in one instruction (AVX512DQ vrangeps: the smaller
+ * magnitude, sign cleared): the bits of GX_VMIN(GX_VABS(x), X), NaN and inf
+ * included (checked for every class of input) */
+#define GX_VABSMIN(x, X) _mm512_range_ps(x, X, 0x0A)
 #define GX_VINDEX(t) _mm512_min_epi32(_mm512_cvttps_epi32(t), _mm512_set1_epi32(31))
 /* a table lives in two registers, loaded once per call (the compiler cannot
  * hoist the loads itself: the output might alias the table) */
@@ -63,6 +67,7 @@
 #define GX_VMUL(a, b) _mm256_mul_ps(a, b)
 #define GX_VSUB(a, b) _mm256_sub_ps(a, b)
 #define GX_VMIN(a, b) _mm256_min_ps(a, b)
+#define GX_VABSMIN(x, X) GX_VMIN(GX_VABS(x), X)
 #define GX_VINDEX(t) _mm256_min_epi32(_mm256_cvttps_epi32(t), _mm256_set1_epi32(31))
 /* A 32-entry table for 8 lanes: AVX2's permute reaches 8 entries, so four
  * permutes (the low 3 index bits) and three blends on index bits 3 and 4,
@@ -121,7 +126,7 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
  * fma(a, fma(a, 0, k), 1/2) exactly; m_6 = 0, see GX_VPOLY). */
 #define GX_LUT_BODY(R, xv, gv, G, S, res)                                   \
     do {                                                                    \
-        gx_vf a_ = GX_VMIN(GX_VABS(xv), R##xc);         /* gx_lut_clamp */ \
+        gx_vf a_ = GX_VABSMIN(xv, R##xc);                /* gx_lut_clamp */ \
         gx_vf t_ = (S) ? GX_VFMA(a_, R##k, GX_VSET(0.5f))                   \
                        : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f)); \
         gx_vi i_ = GX_VINDEX(t_);                                           \
@@ -432,6 +437,7 @@ static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, con
 #undef GX_VMUL
 #undef GX_VSUB
 #undef GX_VMIN
+#undef GX_VABSMIN
 #undef GX_VINDEX
 #undef GX_VLUT
 #undef GX_VLUT_PREP
