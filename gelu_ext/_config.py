@@ -48,7 +48,7 @@ def set_num_threads(n):
 # Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_BACKOFF_*).
 _POOL = "gelu_ext's own pthreads pool (not OpenMP); one call at a time, a concurrent caller runs on its own thread"
 _WAIT = ("passive: spin 100 us, then sleep; after a call held up by a descheduled worker, "
-         "the next 32-1024 large calls (at most 1 s) run serially")
+         "the next 8-1024 large calls (at most 1 s) run serially")
 _AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 
 

@@ -74,7 +74,12 @@
 #define GX_BACKOFF_MAX_CALLS 1024
 #endif
 #define GX_STALL_NS 50000LL
-#define GX_BACKOFF_MIN_CALLS 8
+/* 2: the first stall sends 8 calls to one thread.  An idle VM's host now
+ * and then deschedules a vCPU for milliseconds (one stall in 60-90 calls of
+ * 2^24 elements on a 2-vCPU AMD EPYC); at 8 (32 calls) one such event made
+ * a benchmark of ~30 calls read 0.65x np.copyto instead of 0.85-0.94x.  On
+ * busy cores stalls repeat and the back-off still reaches 1024 in 4 probes. */
+#define GX_BACKOFF_MIN_CALLS 2
 #define GX_BACKOFF_MAX_NS 1000000000LL
 
 #if defined(__x86_64__) || defined(__i386__)
