@@ -622,14 +622,15 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
-    /* forward ops of a unary base: through the result table */
-    /* forward float16 ops in one pass only with gx_amd_loops (gx_kernels.c) */
+    /* plain ops with float32 tables in one pass (forward float16 ops only
+     * with gx_amd_loops, gx_kernels.c) */
     const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || gx_amd_loops)
                        ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;
     if (k16) {
         k16((const uint16_t *)in[0], nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n);
         return;
     }
+    /* forward ops of a unary base: through the result table */
     const uint16_t *T = (kind != GX_DGATE && gx_nin(base) == 1)
                         ? GX_FN(table16)(base, widen == GX_FN(b2f), widen, narrow) : NULL;
     if (T && kind == GX_PLAIN) {

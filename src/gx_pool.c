@@ -153,6 +153,15 @@ static long long gx_thread_cpu_ns(void)
     return -1;
 }
 
+/* Time off the core (ns, >= 0) since the wall time w0 and the thread CPU
+ * time c0 (c0 < 0: unknown here, 0), read now: the wall time w1 minus the
+ * CPU time this thread got. */
+static long long gx_off_core_ns(long long c0, long long w0, long long w1)
+{
+    long long off = c0 < 0 ? 0 : (w1 - w0) - (gx_thread_cpu_ns() - c0);
+    return off > 0 ? off : 0;
+}
+
 static long long gx_now_ns(void)
 {
     struct timespec ts;
@@ -239,9 +248,9 @@ static void *gx_worker(void *arg)
             c0 = gx_thread_cpu_ns();
             w0 = gx_now_ns();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
-            off = c0 < 0 ? 0 : (gx_now_ns() - w0) - (gx_thread_cpu_ns() - c0);
+            off = gx_off_core_ns(c0, w0, gx_now_ns());
             pthread_mutex_lock(&gx_lk);
-            if (off > 0) gx_job_off_ns += off;
+            gx_job_off_ns += off;
         }
         __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
         gx_running--;
@@ -410,11 +419,11 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     if (wake) pthread_cond_broadcast(&gx_wake);
 
     if (own) {
-        long long c0 = gx_thread_cpu_ns(), c1, off;
+        long long c0 = gx_thread_cpu_ns(), off;
         long long t0 = gx_now_ns(), t1, t2, own_ns;
         gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
         t1 = gx_now_ns();
-        c1 = gx_thread_cpu_ns();
+        off = gx_off_core_ns(c0, t0, t1);
         pthread_mutex_lock(&gx_lk);
         gx_open = 0;                /* late wakers stay out */
         if (gx_joined > 0) {
@@ -432,8 +441,6 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         own_ns = t1 - t0;
         gx_st_jobs++;
         gx_st_wait_ns += t2 - t1;
-        off = c0 < 0 ? 0 : own_ns - (c1 - c0);
-        if (off < 0) off = 0;
         /* time off the core counts, not the number of preemptions: on an
          * idle VM (AMD EPYC, 2 vCPUs) kernel threads took a core for a few
          * microseconds in ~7% of 0.5 ms calls, and counting those as stalls

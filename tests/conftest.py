@@ -1,7 +1,7 @@
 """Fixtures of the gelu_ext test suite (helpers are in helpers.py and
 gelu_ext.testing).
 
-Process-wide settings the tests touch (ISA path, thread count, parallel
+Process-wide settings the tests touch (ISA path, AMD loop choices, thread count, parallel
 threshold) are changed only through these fixtures, which restore them, so
 test order never matters.
 """
@@ -21,6 +21,18 @@ def isa(request):
         yield request.param
     finally:
         _ufuncs._set_isa(before)
+
+
+@pytest.fixture(params=[0, 1], ids=["default-loops", "amd-loops"])
+def amd_loops(request):
+    """Run the test with the AMD loop choices off, then on
+    (_ufuncs._amd_loops: ReLU's plain loop, float16 forward in one pass),
+    whatever this CPU's vendor; then restore the CPU's own choice."""
+    before = _ufuncs._amd_loops(request.param)
+    try:
+        yield request.param
+    finally:
+        _ufuncs._amd_loops(before)
 
 
 @pytest.fixture

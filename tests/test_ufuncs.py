@@ -389,8 +389,7 @@ def test_chunked_strided_path(spec, which, dt, n):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-@pytest.mark.parametrize("amd", [0, 1], ids=["prefetch-blocks", "plain-loop"])
-def test_relu_loops_both_ways(dt, amd, isa):
+def test_relu_loops_both_ways(dt, amd_loops, isa):
     """ReLU and its derivative on arrays past GX_STREAM_MIN take the
     prefetching block loop or the plain loop, chosen per CPU at import
     (_ufuncs._amd_loops); both give np.maximum's bits and NaN stays NaN,
@@ -401,13 +400,9 @@ def test_relu_loops_both_ways(dt, amd, isa):
     x[::997] = np.nan
     x[1::991] = -0.0
     g = rng.standard_normal(n).astype(dt)
-    was = _ufuncs._amd_loops(amd)
-    try:
-        assert _ufuncs._amd_loops() == amd
-        got = gelu_ext.relu(x)
-        grad = gelu_ext.relu_grad(x, g)
-    finally:
-        _ufuncs._amd_loops(was)
+    assert _ufuncs._amd_loops() == amd_loops
+    got = gelu_ext.relu(x)
+    grad = gelu_ext.relu_grad(x, g)
     with np.errstate(invalid="ignore"):
         assert_same_bits(got, np.maximum(x, dt(0)), "relu")
         assert_same_bits(grad, np.where(x > 0, g, dt(0)), "relu_grad")
@@ -502,16 +497,16 @@ def test_every_float16_input_of_a_derivative_is_the_float32_result_rounded_once(
             assert_same_bits(f(x, gg, out=gg), want, f"{name} on {isa}, in place on g")
 
 
-@pytest.mark.parametrize("amd", [0, 1], ids=["table", "amd-loops"])
 @pytest.mark.parametrize("name", [u.name for u in UFUNCS
                                   if not u.grad and not u.bias and not u.gated])
-def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd):
+def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd_loops):
     """The forward ops on float16 (and bfloat16, where ml_dtypes is
     installed) read a result table made by the float32 kernel, or (float16
     on AMD, _ufuncs._amd_loops; AVX2/AVX-512: GELU, SiLU, quick GELU) run the
     float32 table loop on the 16-bit data in one pass: either way each result
-    is the float32 kernel's on the widened input, rounded once.  Every 16-bit x; allocated, given out= and in
-    place, and at an odd offset (a partial last vector and unaligned loads)."""
+    is the float32 kernel's on the widened input, rounded once.  Every 16-bit
+    x; allocated, given out= and in place, and at an odd offset (a partial
+    last vector and unaligned loads)."""
     f = SPECS[name].ufunc
     types = [F16_ALL]
     try:
@@ -519,18 +514,14 @@ def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(na
         types.append(np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16))
     except ImportError:
         pass
-    was = _ufuncs._amd_loops(amd)
-    try:
-        for x in types:
-            with np.errstate(all="ignore"):
-                want = f(x.astype(np.float32)).astype(x.dtype)
-                what = f"{name} {x.dtype} on {isa}, amd loops {amd}"
-                assert_same_bits(f(x), want, what)
-                o = np.empty_like(x)
-                assert f(x, out=o) is o
-                assert_same_bits(o, want, f"{what}, out=")
-                xx = x.copy()
-                assert_same_bits(f(xx, out=xx), want, f"{what}, in place")
-                assert_same_bits(f(x[3:-2]), want[3:-2], f"{what}, offset")
-    finally:
-        _ufuncs._amd_loops(was)
+    for x in types:
+        with np.errstate(all="ignore"):
+            want = f(x.astype(np.float32)).astype(x.dtype)
+            what = f"{name} {x.dtype} on {isa}, amd loops {amd_loops}"
+            assert_same_bits(f(x), want, what)
+            o = np.empty_like(x)
+            assert f(x, out=o) is o
+            assert_same_bits(o, want, f"{what}, out=")
+            xx = x.copy()
+            assert_same_bits(f(xx, out=xx), want, f"{what}, in place")
+            assert_same_bits(f(x[3:-2]), want[3:-2], f"{what}, offset")
