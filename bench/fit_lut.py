@@ -12,7 +12,7 @@ Needs numpy and mpmath; runs in about a minute.
 
 What is tabulated (see src/gx_lut.h for how the kernels use it).  With
 a = |x| <= X (each table carries X, K, K2), the piece is
-i = min(floor(K a + K2 a^2 + 1/2), 31): pieces are narrow where the functions
+i = min(rint(K a + K2 a^2), 31): pieces are narrow where the functions
 change fast in relative terms, so every piece sees about the same relative
 variation (< 0.3).  GELU (X = 4.5): the log-derivative of Phi(-a) grows like
 a, and so does K (1 + a) with K2 = K/2.  SiLU and quick GELU (x sigmoid(c x),

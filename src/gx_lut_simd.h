@@ -29,7 +29,9 @@
  * magnitude, sign cleared): the bits of GX_VMIN(GX_VABS(x), X), NaN and inf
  * included (checked for every class of input) */
 #define GX_VABSMIN(x, X) _mm512_range_ps(x, X, 0x0A)
-#define GX_VINDEX(t) _mm512_min_epi32(_mm512_cvttps_epi32(t), _mm512_set1_epi32(31))
+/* the piece from t's bits (gx_lut_index): GX_LUT_MAGIC's bits + n, whose low
+ * 5 bits are n's (the magic's low 22 bits are zero), capped at piece 31 */
+#define GX_VINDEX(t) _mm512_min_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(GX_LUT_MAGIC_BITS + 31))
 /* a table lives in two registers, loaded once per call (the compiler cannot
  * hoist the loads itself: the output might alias the table) */
 #define gx_vtab struct { __m512 lo, hi; }
@@ -68,7 +70,7 @@
 #define GX_VSUB(a, b) _mm256_sub_ps(a, b)
 #define GX_VMIN(a, b) _mm256_min_ps(a, b)
 #define GX_VABSMIN(x, X) GX_VMIN(GX_VABS(x), X)
-#define GX_VINDEX(t) _mm256_min_epi32(_mm256_cvttps_epi32(t), _mm256_set1_epi32(31))
+#define GX_VINDEX(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 31))
 /* A 32-entry table for 8 lanes: AVX2's permute reaches 8 entries, so four
  * permutes (the low 3 index bits) and three blends on index bits 3 and 4,
  * shifted into the sign bits once per vector (GX_VLUT_PREP).  A gather per
@@ -122,13 +124,13 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
         GX_VLUT(R##m[1], i)), d, GX_VLUT(R##m[0], i))
 
 /* One vector of gx_lut_fwd (G = 0 or 2) or gx_lut_grad (G = 1); S = 1 for the
- * sigmoid family's tables (k2 = 0: t = fma(a, k, 1/2), which is
- * fma(a, fma(a, 0, k), 1/2) exactly; m_6 = 0, see GX_VPOLY). */
+ * sigmoid family's tables (k2 = 0: t = fma(a, k, GX_LUT_MAGIC), which is
+ * fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly; m_6 = 0, see GX_VPOLY). */
 #define GX_LUT_BODY(R, xv, gv, G, S, res)                                   \
     do {                                                                    \
         gx_vf a_ = GX_VABSMIN(xv, R##xc);                /* gx_lut_clamp */ \
-        gx_vf t_ = (S) ? GX_VFMA(a_, R##k, GX_VSET(0.5f))                   \
-                       : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(0.5f)); \
+        gx_vf t_ = (S) ? GX_VFMA(a_, R##k, GX_VSET(GX_LUT_MAGIC))          \
+                       : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(GX_LUT_MAGIC)); \
         gx_vi i_ = GX_VINDEX(t_);                                           \
         GX_VLUT_PREP(i_);                                                   \
         gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)), S);    \
