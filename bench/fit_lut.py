@@ -21,8 +21,10 @@ are uniform (K2 = 0).  The forward GELU tables (exact and tanh) carry one
 more thing: pieces 0..30 cover [0, 4.5] and the last piece serves x in
 (4.5, 6] (and x > 6 clamped to 6), where gelu(x) = x - x q(x) is x to within
 57 ULPs, so the tables cover every x > -4.5 (``GELU_FWD``).  Piece i has a centre c_i (a
-float; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
-exact by Sterbenz), and for each function a value H_i (a multiple of 2^-24,
+bfloat16 value, the nearest to the point where q is the geometric mean of its
+ends; c_0 = 0, the others with c/2 <= a <= 2c over the piece, so d = a - c is
+exact by Sterbenz), and for each function a value H_i (q at the balanced
+centre, a multiple of 2^-24 rounded to 8 significant bits, still a multiple,
 so that 1 - H_i is exact too; 2^-23 for the derivatives, whose G goes negative,
 so that 1 - H_i > 1 is exact) and a degree-6 polynomial M_i(d) with float32
 coefficients:
@@ -37,7 +39,11 @@ coefficients:
 Coefficients are rounded to float32 from the highest degree down, refitting the
 lower ones after each rounding (weighted least squares at Chebyshev nodes),
 so the rounding errors are absorbed; the printed comments give the worst fit
-error of each table measured at 2001 points per piece.
+error of each table measured at 2001 points per piece.  PACKING (src/gx_lut.h):
+m_5 and m_6 are stored with c_i's and H_i's bfloat16 bits as their low 16 bits,
+so only their top 16 bits are free (``with_low16``); the kernels take c_i and
+H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0
+with H_i's bits (an entry used for H_i only).
 """
 import os
 import sys
@@ -168,8 +174,33 @@ def centre(fam, i, lo, hi):
     return c
 
 
-def fit(target, weight, c, lo, hi, zero_at_0, deg=DEG):
-    """float32 coefficients m_0..m_DEG of M(d) ~ target(a), d = a - c."""
+def bf16(v):
+    """v rounded to bfloat16 (8 significant bits, to nearest even), as a float."""
+    u = int(np.float32(v).view(np.uint32))
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return float(np.uint32(u).view(np.float32))
+
+
+def bits16(v):
+    """the 16 bits of the bfloat16 value v (exactly a bfloat16)."""
+    u = int(np.float32(v).view(np.uint32))
+    assert u & 0xFFFF == 0, v
+    return u >> 16
+
+
+def with_low16(v, low):
+    """The float32 nearest to v whose low 16 bits are low (the kernels fetch
+    m_5 with c's bfloat16 bits and m_6 with H's in one entry: PACKING)."""
+    top = int(np.float32(v).view(np.uint32)) >> 16
+    cands = [float(np.uint32(((t & 0xFFFF) << 16) | low).view(np.float32)) for t in (top - 1, top, top + 1)]
+    return min((w for w in cands if np.isfinite(w)), key=lambda w: abs(w - v))
+
+
+def fit(target, weight, c, lo, hi, zero_at_0, deg=DEG, low16=(None, None)):
+    """float32 coefficients m_0..m_DEG of M(d) ~ target(a), d = a - c.
+
+    low16 = (bits5, bits6): m_5 and m_6 are stored with these low 16 bits
+    (with_low16), rounded so before the lower ones are refitted."""
     nodes = [(lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (k + 0.5) / 300) for k in range(300)]
     d = np.array([a - c for a in nodes])
     f = np.array([float(target(mp.mpf(a))) for a in nodes])
@@ -180,7 +211,8 @@ def fit(target, weight, c, lo, hi, zero_at_0, deg=DEG):
         resid = f - sum(m[j] * d ** j for j in range(top + 1, DEG + 1))
         V = np.stack([d ** j for j in range(first, top + 1)], 1)
         sol = np.linalg.lstsq(V * w[:, None], resid * w, rcond=None)[0]
-        m[top] = float(np.float32(sol[-1]))
+        low = low16[top - 5] if top >= 5 else None
+        m[top] = float(np.float32(sol[-1])) if low is None else with_low16(sol[-1], low)
     return m
 
 
@@ -194,14 +226,34 @@ def max_err(m, target, weight, c, lo, hi):
     return worst
 
 
+def bf16_centre(fam, i, lo, hi, c):
+    """The bfloat16 value nearest to the centre c with d = a - c still exact
+    over [lo, hi] (Sterbenz: c/2 <= lo, hi <= 2c); 0 for piece 0."""
+    if i == 0:
+        return 0.0
+    cands = []
+    u = int(np.float32(bf16(c)).view(np.uint32)) >> 16
+    for t in range(u - 8, u + 9):
+        v = float(np.uint32(t << 16).view(np.float32))
+        if v / 2 <= lo and hi <= 2 * v:
+            cands.append(v)
+    assert cands, (i, c, lo, hi)
+    return min(cands, key=lambda v: abs(v - c))
+
+
 def table(fam, name, q, dq, grad):
     rows, worst = [], 0.0
     for i in range(NP):
         lo, hi = piece_bounds(fam, i)
         c = centre(fam, i, lo, hi)
+        cb = bf16_centre(fam, i, lo, hi, c)
+        # H from the balanced centre c, then to bfloat16 precision: still a
+        # multiple of 2^-24 (2^-23), since bfloat16's spacing is one from
+        # 2^-17 (2^-16) up and smaller multiples have at most 7 bits
         if grad:
             G = lambda a: q(a) - a * dq(a)
-            h = round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23     # 1 - h may exceed 1
+            h = bf16(round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23)     # 1 - h may exceed 1
+            assert h * 2 ** 23 == round(h * 2 ** 23), (name, i, h)
             target = lambda a, G=G, h=h: G(a) - h
             weight = lambda a: max(q(a), a * dq(a))
         elif fam.ext is not None and i == NP - 1:
@@ -211,12 +263,21 @@ def table(fam, name, q, dq, grad):
             target = lambda a: a * q(a)
             weight = lambda a: a
         else:
-            h = round(float(q(mp.mpf(c))) * 2 ** 24) / 2 ** 24
+            h = bf16(round(float(q(mp.mpf(c))) * 2 ** 24) / 2 ** 24)
+            assert h * 2 ** 24 == round(h * 2 ** 24), (name, i, h)
             target = lambda a, h=h: a * (q(a) - h)
             weight = lambda a: a * q(a)
-        m = fit(target, weight, c, lo, hi, zero_at_0=(i == 0), deg=fam.deg)
-        worst = max(worst, max_err(m, target, weight, c, lo, hi))
-        rows.append((c, h, m))
+        m = fit(target, weight, cb, lo, hi, zero_at_0=(i == 0), deg=fam.deg,
+                low16=(bits16(cb), bits16(h) if fam.deg == 6 else None))
+        if fam.deg < 6:                 # m_6 = 0: the entry holds H's bits only
+            m[6] = float(np.uint32(bits16(h)).view(np.float32))
+        for j, v in ((5, m[5]), (6, m[6])):
+            e = (int(np.float32(v).view(np.uint32)) >> 23) & 0xFF
+            # normal, so that no kernel ever computes with a subnormal entry
+            # (the degree-5 tables' m_6 entry is never computed with)
+            assert 0 < e < 255 or (j == 6 and fam.deg < 6) or v == 0.0, (name, i, j, v)
+        worst = max(worst, max_err(m if fam.deg == 6 else np.append(m[:6], 0.0), target, weight, cb, lo, hi))
+        rows.append((cb, h, m))
     return name, rows, worst
 
 
@@ -246,13 +307,14 @@ def generate(only=None):
         out.append(f"/* {what}; {cover}; degree {fam.deg}; worst weighted fit error {worst:.2e} */")
         out.append(f"static const gx_lut {name} = {{")
         xp = "INFINITY" if fam.XP == float("inf") else fmt(fam.XP)
-        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {fmt(fam.K)}, {fmt(fam.K2)},")
-        out.append("    {" + ", ".join(fmt(r[0]) for r in rows) + "},")
-        out.append("    {" + ", ".join(fmt(r[1]) for r in rows) + "},")
+        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {fmt(fam.K)}, {fmt(fam.K2)}, {fam.deg},")
         out.append("    {")
-        for j in range(DEG + 1):
+        for j in range(5):
             out.append("        {" + ", ".join(fmt(r[2][j]) for r in rows) + "},")
-        out.append("    }")
+        out.append("    },")
+        out.append("    /* m_5 | c, m_6 | H (PACKING) */")
+        out.append("    {" + ", ".join(fmt(r[2][5]) for r in rows) + "},")
+        out.append("    {" + ", ".join(fmt(r[2][6]) for r in rows) + "},")
         out.append("};")
     return "\n".join(out) + "\n"
 

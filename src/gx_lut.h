@@ -13,7 +13,8 @@
  * K2 = 0, uniform); d = a - c_i (exact: Sterbenz, or c_0 = 0).  With
  * q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form w = 2u, SiLU
  * w = a, quick GELU w = 1.702 a), H_i ~ q(c_i) a multiple of 2^-24 and
- * M_i(d) ~ a (q(a) - H_i) a degree-6 polynomial (float32 Horner, fma):
+ * M_i(d) ~ a (q(a) - H_i) a degree-6 polynomial (float32 Horner, fma; c_i,
+ * H_i and m_5, m_6 stored two to an entry, see PACKING):
  *     x < 0:   gelu(x) = x q(a)     = x H - M
  *     x >= 0:  gelu(x) = x (1 - q(a)) = x (1 - H) - M
  * one final fma, so x H (or x (1 - H), exact since H is a multiple of 2^-24)
@@ -32,15 +33,18 @@
  *                                                 pieces narrow as 1/(1 + a)
  *                                                 where q's log-derivative grows
  *                                                 like a)
- *   + fit error <= 1.1e-8 |r| < 0.19 ULP(r)       bench/fit_lut.py, coefficients
- *                                                 rounded to float32 and refitted
- *   a priori <= 1.09 ULP: the worst cases of the three terms do not meet, and
+ *   + fit error <= 1.25e-8 |r| < 0.21 ULP(r)      bench/fit_lut.py, coefficients
+ *                                                 rounded to float32 (m_5, m_6:
+ *                                                 their top 16 bits, PACKING)
+ *                                                 and refitted
+ *   a priori <= 1.11 ULP: the worst cases of the three terms do not meet, and
  *   the proof of <= 1 ULP is the exhaustive run over all 2^32 inputs
- *   (bench/ulp.py --exhaustive): exact GELU 0.911 ULP, tanh form < 1 ULP.
+ *   (bench/ulp.py --exhaustive): exact GELU 0.916 ULP, tanh form 0.945 ULP
+ *   (0.911 and 0.965 before PACKING).
  * - derivative, in ULPs of s = max(|Phi|, |x phi|) (tanh: of its two terms),
  *   r = fl(B g + fl(sM g)):  0.5 ULP(r) <= 1 ULP(s) (|r| <= 1.13 s) + 0.1 ULP(s)
- *   (rounding sM g, |M| <= 0.2 s) + 0.4 + 0.19 ULP(s) as above: a priori
- *   <= 1.7 ULP(s) against the bound of 2.
+ *   (rounding sM g, |M| <= 0.2 s) + 0.4 + 0.21 ULP(s) as above: a priori
+ *   <= 1.7 ULP(s) against the bound of 2 (exhaustive: 1.104).
  * THE POSITIVE SIDE (forward GELU tables: exact and tanh form, and so their
  * fused-bias and gated forms).  Pieces 0..30 cover a <= 4.5 (K is set so
  * that t(4.5) = 31.0 - 0.1: the margin is far above t's rounding), and piece
@@ -55,6 +59,25 @@
  * went from 0.849 to 0.911 ULP (at x = -3.855; wider pieces, larger |M|/|r|).
  * The derivative tables stay symmetric: a phi(a) is half an ULP of 1 only
  * from a = 5.9 on, too wide a piece for the derivative's fit.
+ * PACKING (one instruction in ~16 fewer per vector in the AVX-512 loop,
+ * which is bound by its instruction count; 5.5% in L1 on AMD Zen 5).  The
+ * centre c_i and H_i need few bits: c_i only has to keep d = a - c_i exact
+ * (Sterbenz), so it is a bfloat16 value (8 significant bits) near the
+ * balanced centre, and H_i rounded to 8 significant bits is still a multiple
+ * of 2^-24 (2^-23) and moves q's relative variation about it by < 2^-9.  So
+ * each rides in the low 16 bits of a coefficient that needs few bits
+ * itself: m5c[i] is m_5 with c_i's bfloat16 bits below, m6h[i] is m_6 with
+ * H_i's, and a 16-bit shift of the fetched entry gives c_i or H_i, while the
+ * entry itself is used as m_5 or m_6 (their top 16 bits are fitted, and the
+ * lower coefficients refitted after each, bench/fit_lut.py): 7 table fetches
+ * instead of 9.  m_6 d^6 stays below 2^-16 of |r| and m_5 d^5 below 2^-14,
+ * and what their 2^-8 relative rounding leaves is mostly taken up by the
+ * refit: the worst fit errors are 1.08e-8 (exact GELU, was 9.3e-9), 1.25e-8
+ * (tanh form, was 1.05e-8), 8.8e-9 and 1.24e-8 (their derivatives, were
+ * 1.11e-8 and 1.05e-8), inside the budget below.  Piece 0 keeps c_0 = 0 (its
+ * m_5 entry's low bits are zero).  The degree-5 tables (sigmoid family)
+ * store m_6 = 0 with H's bits: an entry the kernels fetch for H only (deg,
+ * GX_VPOLY's S).
  * IEEE SPECIAL CASES: the array kernels send NaN, +-inf and |x| > T->x to
  * the general double formulas of gx_math.h (GX_SPLIT).  x = +-0 gives +-0
  * (forward) and g/2 (derivative).  Tiny x: M = -x^2/sqrt(2 pi) underflows and
@@ -66,6 +89,8 @@
 #define GX_LUT_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #if defined(_MSC_VER)
 #define GX_ALIGN64 __declspec(align(64))
@@ -76,9 +101,10 @@
 typedef struct {
     float x, xc, xp;            /* covers -x <= x <= xp; a = |x| clamped at xc */
     float k, k2;                /* piece of a: rint(k a + k2 a^2), see gx_lut_index */
-    GX_ALIGN64 float c[32];     /* piece centres */
-    GX_ALIGN64 float h[32];     /* H_i */
-    GX_ALIGN64 float m[7][32];  /* M_i(d) = m[0][i] + m[1][i] d + ... + m[6][i] d^6 */
+    int deg;                    /* 6, or 5: m_6 = 0, and the kernels skip it */
+    GX_ALIGN64 float m[5][32];  /* M_i(d) = m[0][i] + m[1][i] d + ... + m5 d^5 + m6 d^6 */
+    GX_ALIGN64 float m5c[32];   /* m_5, whose low 16 bits are c_i's bfloat16 bits */
+    GX_ALIGN64 float m6h[32];   /* m_6 (degree 6), whose low 16 bits are H_i's */
 } gx_lut;
 
 #include "gx_lut_tables.h"
@@ -125,11 +151,21 @@ GX_INLINE int gx_lut_index(const gx_lut *T, float a)
     return i < 31 ? i : 31;
 }
 
-/* M_i(d), Horner from degree 6 down */
+/* The float whose bits are the low 16 bits of e's, shifted up: c_i from
+ * m5c[i], H_i from m6h[i] (PACKING) */
+GX_INLINE float gx_lut_lo16(float e)
+{
+    uint32_t u;
+    memcpy(&u, &e, sizeof u);
+    u <<= 16;
+    memcpy(&e, &u, sizeof e);
+    return e;
+}
+
+/* M_i(d), Horner from degree 6 (or 5) down */
 GX_INLINE float gx_lut_poly(const gx_lut *T, int i, float d)
 {
-    float p = T->m[6][i];
-    p = fmaf(p, d, T->m[5][i]);
+    float p = T->deg == 6 ? fmaf(T->m6h[i], d, T->m5c[i]) : T->m5c[i];
     p = fmaf(p, d, T->m[4][i]);
     p = fmaf(p, d, T->m[3][i]);
     p = fmaf(p, d, T->m[2][i]);
@@ -142,8 +178,9 @@ GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)
 {
     float a = gx_lut_clamp(T, fabsf(x));
     int i = gx_lut_index(T, a);
-    float M = gx_lut_poly(T, i, a - T->c[i]);
-    float B = signbit(x) ? T->h[i] : 1.0f - T->h[i];
+    float M = gx_lut_poly(T, i, a - gx_lut_lo16(T->m5c[i]));
+    const float h = gx_lut_lo16(T->m6h[i]);
+    float B = signbit(x) ? h : 1.0f - h;
     return fmaf(x, B, -M);
 }
 
@@ -151,8 +188,9 @@ GX_INLINE float gx_lut_grad(const gx_lut *T, float x, float g)
 {
     float a = gx_lut_clamp(T, fabsf(x));
     int i = gx_lut_index(T, a);
-    float M = gx_lut_poly(T, i, a - T->c[i]);
-    float B = signbit(x) ? T->h[i] : 1.0f - T->h[i];
+    float M = gx_lut_poly(T, i, a - gx_lut_lo16(T->m5c[i]));
+    const float h = gx_lut_lo16(T->m6h[i]);
+    float B = signbit(x) ? h : 1.0f - h;
     float sM = signbit(x) ? M : -M;
     /* g = +-0, +-inf, NaN: one product, so that the zero's sign is that of
      * gelu'(x) g and inf is not turned into inf - inf */

@@ -29,6 +29,9 @@
  * magnitude, sign cleared): the bits of GX_VMIN(GX_VABS(x), X), NaN and inf
  * included (checked for every class of input) */
 #define GX_VABSMIN(x, X) _mm512_range_ps(x, X, 0x0A)
+#define GX_VCASTI(v) _mm512_castps_si512(v)
+#define GX_VCASTF(v) _mm512_castsi512_ps(v)
+#define GX_VSLLI16(v) _mm512_slli_epi32(v, 16)
 /* the piece from t's bits (gx_lut_index): GX_LUT_MAGIC's bits + n, whose low
  * 5 bits are n's (the magic's low 22 bits are zero), capped at piece 31 */
 #define GX_VINDEX(t) _mm512_min_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(GX_LUT_MAGIC_BITS + 31))
@@ -70,6 +73,9 @@
 #define GX_VSUB(a, b) _mm256_sub_ps(a, b)
 #define GX_VMIN(a, b) _mm256_min_ps(a, b)
 #define GX_VABSMIN(x, X) GX_VMIN(GX_VABS(x), X)
+#define GX_VCASTI(v) _mm256_castps_si256(v)
+#define GX_VCASTF(v) _mm256_castsi256_ps(v)
+#define GX_VSLLI16(v) _mm256_slli_epi32(v, 16)
 #define GX_VINDEX(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 31))
 /* A 32-entry table for 8 lanes: AVX2's permute reaches 8 entries, so four
  * permutes (the low 3 index bits) and three blends on index bits 3 and 4,
@@ -109,16 +115,18 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
 #define GX_VTABS_DECL(R, T)                                                 \
     const gx_vf R##x = GX_VSET((T)->x), R##nx = GX_VSET(-(T)->x), R##xc = GX_VSET((T)->xc); \
     const gx_vf R##k = GX_VSET((T)->k), R##k2 = GX_VSET((T)->k2);          \
-    gx_vtab R##c, R##h, R##m[7];                                            \
-    GX_VTAB_LOAD(R##c, (T)->c);                                             \
-    GX_VTAB_LOAD(R##h, (T)->h);                                             \
-    for (int q_ = 0; q_ < 7; q_++) GX_VTAB_LOAD(R##m[q_], (T)->m[q_])
-/* M_i(d) for a vector: the same Horner steps as gx_lut_poly.  S (the
- * sigmoid family's tables, m_6 = 0) starts at m_5: fma(0, d, m_5) = m_5
- * exactly, so the bits are those of the full Horner, one step sooner. */
-#define GX_VPOLY(R, i, d, S)                                                \
+    gx_vtab R##m[5], R##m5c, R##m6h;                                        \
+    for (int q_ = 0; q_ < 5; q_++) GX_VTAB_LOAD(R##m[q_], (T)->m[q_]);      \
+    GX_VTAB_LOAD(R##m5c, (T)->m5c);                                         \
+    GX_VTAB_LOAD(R##m6h, (T)->m6h)
+/* the low 16 bits of each lane's entry shifted up (gx_lut_lo16): c, H */
+#define GX_VLO16(E) GX_VCASTF(GX_VSLLI16(GX_VCASTI(E)))
+/* M_i(d) for a vector: the same Horner steps as gx_lut_poly, from the
+ * entries E5 (m_5 | c) and E6 (m_6 | H) already fetched.  S (the sigmoid
+ * family's tables, degree 5) starts at m_5, as gx_lut_poly does. */
+#define GX_VPOLY(R, i, d, E5, E6, S)                                       \
     GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(GX_VFMA(                                \
-        (S) ? GX_VLUT(R##m[5], i) : GX_VFMA(GX_VLUT(R##m[6], i), d, GX_VLUT(R##m[5], i)), \
+        (S) ? (E5) : GX_VFMA(E6, d, E5),                                    \
         d, GX_VLUT(R##m[4], i)), d,                                         \
         GX_VLUT(R##m[3], i)), d, GX_VLUT(R##m[2], i)), d,                   \
         GX_VLUT(R##m[1], i)), d, GX_VLUT(R##m[0], i))
@@ -133,8 +141,9 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
                        : GX_VFMA(a_, GX_VFMA(a_, R##k2, R##k), GX_VSET(GX_LUT_MAGIC)); \
         gx_vi i_ = GX_VINDEX(t_);                                           \
         GX_VLUT_PREP(i_);                                                   \
-        gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLUT(R##c, i_)), S);    \
-        gx_vf h_ = GX_VLUT(R##h, i_);                                     \
+        const gx_vf e5_ = GX_VLUT(R##m5c, i_), e6_ = GX_VLUT(R##m6h, i_);   \
+        gx_vf M_ = GX_VPOLY(R, i_, GX_VSUB(a_, GX_VLO16(e5_)), e5_, e6_, S); \
+        gx_vf h_ = GX_VLO16(e6_);                                         \
         gx_vmask n_ = GX_VSIGNM(xv);                                        \
         gx_vf B_ = GX_VSEL1MH(n_, h_);                                      \
         if ((G) == 1) {                                                     \
@@ -440,6 +449,10 @@ static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, con
 #undef GX_VSUB
 #undef GX_VMIN
 #undef GX_VABSMIN
+#undef GX_VCASTI
+#undef GX_VCASTF
+#undef GX_VSLLI16
+#undef GX_VLO16
 #undef GX_VINDEX
 #undef GX_VLUT
 #undef GX_VLUT_PREP
