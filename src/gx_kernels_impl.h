@@ -197,14 +197,19 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
         nz[v / 16] |= (uint64_t)_mm512_test_epi16_mask(c16, c16) << (4 * (v % 16));
     }
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const uint16_t flip16 = (uint16_t)flip;
     int k = 0;
     for (int u = 0; u < GX_SPLIT_B / 1024; u++) {
         for (uint64_t z = nz[u]; z; z &= z - 1u) {
             const int c = 64 * u + GX_CTZ64(z);
-            __mmask16 mc = (__mmask16)((bad[c / 4] ^ flip) >> (16 * (c % 4)));
-            if (m - 16 * c < 16) mc &= (__mmask16)((1u << (m - 16 * c)) - 1u);
+            /* chunk c's 16 mask bits, read as they lie (x86: little-endian) */
+            uint16_t b16;
+            memcpy(&b16, (const char *)bad + 2 * c, sizeof b16);
+            unsigned mc = (uint16_t)(b16 ^ flip16);
+            /* bits at or past m are clear in bad, so only inverted ones */
+            if (!want && m - 16 * c < 16) mc &= (1u << (m - 16 * c)) - 1u;
             _mm512_storeu_si512((void *)(idx + k),
-                _mm512_maskz_compress_epi32(mc, _mm512_add_epi32(iota, _mm512_set1_epi32(16 * c))));
+                _mm512_maskz_compress_epi32((__mmask16)mc, _mm512_add_epi32(iota, _mm512_set1_epi32(16 * c))));
             k += GX_POPCNT64((uint64_t)mc);
         }
     }
