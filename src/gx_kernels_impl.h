@@ -34,8 +34,9 @@
  * second copy of it, and BASE's own vectorisation (or split) is kept.  In
  * place is safe: a block of x is read before that block of out is written. */
 #ifndef GX_BIAS_B
-#define GX_BIAS_B 4096   /* GX_SPLIT_B: a float32 BASE splits per call, and */
-#endif                   /* pays the split's fixed cost once per call       */
+#define GX_BIAS_B 4096   /* a float32 BASE splits per call, and pays the    */
+#endif                   /* split's fixed cost once per call (measured at a */
+                         /* 4096 split block; not remeasured at 8192)       */
 #define GX_BIASED(name, T, BASE, NIN)                                       \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
@@ -125,7 +126,7 @@
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
  * else FULL (the general double formula), i.e. the same bits as the
  * elementwise select, without computing both for every element.  Per block of
- * GX_SPLIT_B elements, LUT runs on the whole block and flags the elements it
+ * GX_BLK(T) elements, LUT runs on the whole block and flags the elements it
  * does not cover (NaN included) in a bit mask; if they are the minority they
  * are packed into a buffer, FULL runs on it and the results are put back;
  * otherwise FULL runs on the whole block and the covered elements are
@@ -136,14 +137,21 @@
  * inputs are copied first; NumPy never passes partially overlapping arrays.
  * NIN = 2: a derivative kernel, g = in[1] travels with x. */
 #ifndef GX_SPLIT_B
-#define GX_SPLIT_B 4096    /* a multiple of 1024; large enough that the packed */
-#endif                     /* calls run whole vectors, small enough for L1    */
-/* Why 4096 and not 1024: per block the split pays a fixed cost (the packing
- * loop's exit, FULL's call and set-up) whatever the number of packed
- * elements.  On 2 N(0,1) data (1.3% of float32 elements outside the exact
- * GELU table) with the AVX-512 packing below, measured on AMD Zen 5: the
- * split added 66 ns per 1024 elements to the table loop's 175 at 1024, 21 at
- * 4096, 16 at 8192 (the stack arrays grow with it: 176 KiB for float64). */
+#define GX_SPLIT_B 8192    /* a multiple of 2048; large enough that the packed */
+#endif                     /* calls run whole vectors, small enough for L1/L2 */
+/* The block of a T-element GX_SPLIT: GX_SPLIT_B float32 elements, half as
+ * many float64 (the same bytes per buffer, ~176 KiB of stack for a
+ * derivative's buffers either way; the pool's workers get >= 1 MiB); the
+ * 16-bit one-pass kernels (GX_SPLIT16) take half too (their float buffers). */
+#define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
+#define GX_BLK16 (GX_SPLIT_B / 2)
+/* Why 8192 (float32) and not 1024: per block the split pays a fixed cost
+ * (the packing loop's exit, FULL's call and set-up) whatever the number of
+ * packed elements.  On 2 N(0,1) data (1.3% of float32 elements outside the
+ * exact GELU table) with the AVX-512 packing below, measured on AMD Zen 5:
+ * the split added 66 ns per 1024 elements to the table loop's 175 at 1024,
+ * 21 at 4096, 16 at 8192; with the faster table loop of the packed tables,
+ * 8192 instead of 4096 gave exact GELU 2-3% at 2^20 (1 thread). */
 /* ob[j] = N(F(W(xs[j]), W(gs[j]))) for the j < m whose bit in bad equals
  * want (times gs[j] if MUL: a gated form's general-formula elements; W and N
  * widen and narrow 16-bit data, GX_ID otherwise).
@@ -262,13 +270,13 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
         const T *xp = (const T *)in[0];                                     \
         const T *gp = (NIN) == 2 ? (const T *)in[1] : NULL;                 \
         T *out = (T *)out_;                                                 \
-        T xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];                  \
-        T pb[GX_SPLIT_B + GX_PACK_SLACK], pg[(NIN) == 2 ? GX_SPLIT_B + GX_PACK_SLACK : 1]; \
-        T rb[GX_SPLIT_B];                                                   \
-        uint64_t bad[GX_SPLIT_B / 64], bad2[GX_SPLIT_B / 64];               \
-        int idx[GX_SPLIT_B + GX_PACK_SLACK];                                 \
-        for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
-            const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
+        T xb[GX_BLK(T)], gb[(NIN) == 2 ? GX_BLK(T) : 1];                  \
+        T pb[GX_BLK(T) + GX_PACK_SLACK], pg[(NIN) == 2 ? GX_BLK(T) + GX_PACK_SLACK : 1]; \
+        T rb[GX_BLK(T)];                                                   \
+        uint64_t bad[GX_BLK(T) / 64], bad2[GX_BLK(T) / 64];               \
+        int idx[GX_BLK(T) + GX_PACK_SLACK];                                 \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_BLK(T)) {                    \
+            const int m = (int)(n - i0 < GX_BLK(T) ? n - i0 : GX_BLK(T)); \
             T *ob = out + i0;                                               \
             const T *xs = xp + i0;                                          \
             const T *gs = (NIN) == 2 ? gp + i0 : NULL;                      \
@@ -470,7 +478,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
     for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
 }
 /* The float32 table ops on 16-bit arrays in one pass (AVX2, AVX-512):
- * per block of GX_SPLIT_B elements the 16-bit table loop (gx_lut_simd.h,
+ * per block of GX_BLK16 elements the 16-bit table loop (gx_lut_simd.h,
  * lut_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
  * its table does not cover, which GX_SPLIT_PATCH then packs as they are
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
@@ -489,13 +497,13 @@ typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
 #define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
     static void GX_FN(name)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n) \
     {                                                                       \
-        uint16_t xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];           \
-        uint16_t pb[GX_SPLIT_B + GX_PACK_SLACK], pg[GX_SPLIT_B + GX_PACK_SLACK], rb[GX_SPLIT_B + GX_PACK_SLACK]; \
-        float pf[GX_SPLIT_B + GX_PACK_SLACK], pgf[GX_SPLIT_B + GX_PACK_SLACK], rf[GX_SPLIT_B + GX_PACK_SLACK]; \
-        uint64_t bad[GX_SPLIT_B / 64];                                      \
-        int idx[GX_SPLIT_B + GX_PACK_SLACK];                                \
-        for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
-            const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
+        uint16_t xb[GX_BLK16], gb[(NIN) == 2 ? GX_BLK16 : 1];           \
+        uint16_t pb[GX_BLK16 + GX_PACK_SLACK], pg[GX_BLK16 + GX_PACK_SLACK], rb[GX_BLK16 + GX_PACK_SLACK]; \
+        float pf[GX_BLK16 + GX_PACK_SLACK], pgf[GX_BLK16 + GX_PACK_SLACK], rf[GX_BLK16 + GX_PACK_SLACK]; \
+        uint64_t bad[GX_BLK16 / 64];                                      \
+        int idx[GX_BLK16 + GX_PACK_SLACK];                                \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_BLK16) {                    \
+            const int m = (int)(n - i0 < GX_BLK16 ? n - i0 : GX_BLK16); \
             uint16_t *ob = out + i0;                                        \
             const uint16_t *xs = xp + i0, *gs = (NIN) == 2 ? gp + i0 : xs;  \
             if ((const uint16_t *)ob == xs || (const uint16_t *)ob == gs) { \
