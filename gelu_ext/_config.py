@@ -66,8 +66,8 @@ def _config():
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
         "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
         "chunk": _ufuncs._get_chunk(),
-        "cpu_loops": ("AMD: ReLU in a plain loop, float16 forward in one pass" if _ufuncs._amd_loops()
-                      else "ReLU in prefetching blocks, float16 forward from result tables"),
+        "cpu_loops": ("AMD: ReLU in a plain loop, 16-bit forward in one pass" if _ufuncs._amd_loops()
+                      else "ReLU in prefetching blocks, 16-bit forward from result tables"),
         "dtypes": _dtypes(),
         "after_fork": _AFTER_FORK if _ufuncs._pool_threaded() else "serial, like the parent",
         "machine": platform.machine(),

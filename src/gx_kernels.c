@@ -41,7 +41,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * this from the CPUID vendor; the same bits either way):
  * - ReLU on arrays past GX_STREAM_MIN: blocks with software prefetch
  *   (GX_STREAM in gx_kernels_impl.h), on AMD the plain loop;
- * - float16 forward GELU, tanh GELU, SiLU and quick GELU: the result table
+ * - float16 and bfloat16 forward GELU, tanh GELU, SiLU and quick GELU: the result table
  *   (table16, AVX-512 gathers), on AMD the table loop on the 16-bit data
  *   (one16: AMD's gathers are slow). */
 static int gx_amd_loops = 0;

@@ -314,6 +314,8 @@ GX_LUT16_ARRAY(sig_grad_h, 1, 1, GX_VLOAD_H, GX_VSTORE_H)
 GX_LUT16_ARRAY(sig_grad_b, 1, 1, GX_VLOAD_B, GX_VSTORE_B)
 GX_LUT16_ARRAY(lut_fwd_h, 0, 0, GX_VLOAD_H, GX_VSTORE_H)      /* forward: g unused (NULL) */
 GX_LUT16_ARRAY(sig_fwd_h, 0, 1, GX_VLOAD_H, GX_VSTORE_H)
+GX_LUT16_ARRAY(lut_fwd_b, 0, 0, GX_VLOAD_B, GX_VSTORE_B)
+GX_LUT16_ARRAY(sig_fwd_b, 0, 1, GX_VLOAD_B, GX_VSTORE_B)
 #undef GX_LUT16_ARRAY
 #undef GX_VLOAD_H
 #undef GX_VLOAD_B
