@@ -68,6 +68,8 @@ def _config():
         "chunk": _ufuncs._get_chunk(),
         "cpu_loops": ("AMD: ReLU in a plain loop, 16-bit forward in one pass" if _ufuncs._amd_loops()
                       else "ReLU in prefetching blocks, 16-bit forward from result tables"),
+        "bf16_rounding": ("AVX512-BF16 vcvtneps2bf16 (integer rounding for float32 subnormals)"
+                          if _ufuncs._bf16cvt() else "integer round-to-nearest-even"),
         "dtypes": _dtypes(),
         "after_fork": _AFTER_FORK if _ufuncs._pool_threaded() else "serial, like the parent",
         "machine": platform.machine(),

@@ -55,6 +55,7 @@ cdef extern from "gx_kernels.h" nogil:
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
     int gx_set_amd_loops(int on)
+    int gx_set_bf16cvt(int on)
     gx_intp gx_get_chunk()
     void gx_set_chunk(gx_intp n)
     void gx_set_parallel_threshold(gx_intp n)
@@ -312,11 +313,19 @@ def _set_chunk(Py_ssize_t n):
 
 def _amd_loops(int on=-1):
     """The loop choices made for AMD CPUs (ReLU's plain loop instead of
-    prefetching blocks, float16 forward ops in one pass instead of the result
+    prefetching blocks, 16-bit forward ops in one pass instead of the result
     table): 1 on, 0 off, -1 (default) leave them; returns the setting before
     the call.  Chosen from the CPU vendor at import; for tests and
     measurements, the results never depend on it."""
     return gx_set_amd_loops(on)
+
+
+def _bf16cvt(int on=-1):
+    """AVX512-BF16's vcvtneps2bf16 for rounding bfloat16 results in the
+    table loops: 1 on (only where the CPU has it; else stays off), 0 off, -1
+    (default) leave it; returns the setting before the call.  On where the
+    CPU has it; for tests and measurements, the results never depend on it."""
+    return gx_set_bf16cvt(on)
 
 
 def _pool_stats(bint reset=False):

@@ -45,6 +45,10 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  *   (table16, AVX-512 gathers), on AMD the table loop on the 16-bit data
  *   (one16: AMD's gathers are slow). */
 static int gx_amd_loops = 0;
+/* AVX512-BF16 (vcvtneps2bf16) for the bfloat16 table loops' rounding: set
+ * from CPUID where the AVX-512 path is usable; _ufuncs._bf16cvt can turn it
+ * off (tests run both ways; the same bits either way). */
+static int gx_bf16cvt = 0;
 
 #define GX_ISA baseline
 #define GX_ISA_LEVEL 0
@@ -169,6 +173,13 @@ static int gx_has_f16c(void)
     unsigned a, b, c, d;
     return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
 }
+/* AVX512-BF16: CPUID leaf 7 subleaf 1, EAX bit 5 (with the AVX-512 path's
+ * own checks, gx_best_isa, for the zmm state) */
+static int gx_has_avx512bf16(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+}
 /* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
 static int gx_is_amd(void)
 {
@@ -209,6 +220,9 @@ static void gx_init_tables(void)
      * in one pass (side by side in one process: one pass 1.07x the table,
      * SiLU 1.75x) */
     gx_amd_loops = gx_is_amd();
+    /* bfloat16 exact GELU gradient 2^20, 1 thread, AMD Zen 5: see gx_lut_simd.h
+     * (GX_VSTORE_BN) and the README's 16-bit paragraph */
+    gx_bf16cvt = gx_best_isa() == GX_ISA_AVX512 && gx_has_avx512bf16();
 #endif
     gx_active = gx_tables[gx_isa];
 }
@@ -240,6 +254,15 @@ int gx_set_amd_loops(int on)
     gx_init_tables();
     int was = gx_amd_loops;
     if (on >= 0) gx_amd_loops = on != 0;
+    return was;
+}
+int gx_set_bf16cvt(int on)
+{
+    gx_init_tables();
+    int was = gx_bf16cvt;
+#if GX_HAVE_X86_PATHS
+    if (on >= 0) gx_bf16cvt = on != 0 && gx_best_isa() == GX_ISA_AVX512 && gx_has_avx512bf16();
+#endif
     return was;
 }
 gx_intp gx_get_chunk(void) { return gx_chunk; }

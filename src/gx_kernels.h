@@ -35,6 +35,7 @@ void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
 int gx_set_amd_loops(int on);   /* the AMD loop choices (gx_kernels.c): 1 on, 0 off, -1 ask; returns the old setting */
+int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results: 1 on (where the CPU has it), 0 off, -1 ask; returns the old setting */
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
 void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */
 

@@ -548,6 +548,24 @@ GX_SPLIT16(gelu_erf_b16, 1, lut_fwd_b, gx_lut_erf, GX_FN(gelu_erf_f32_full), GX_
 GX_SPLIT16(gelu_tanh_b16, 1, lut_fwd_b, gx_lut_tanh, GX_FN(gelu_tanh_f32_full), GX_FN(b2f), GX_FN(f2b))
 GX_SPLIT16(silu_b16, 1, sig_fwd_b, gx_lut_silu, GX_FN(silu_f32_full), GX_FN(b2f), GX_FN(f2b))
 GX_SPLIT16(quick_gelu_b16, 1, sig_fwd_b, gx_lut_quick, GX_FN(quick_gelu_f32_full), GX_FN(b2f), GX_FN(f2b))
+/* the same bfloat16 kernels with AVX512-BF16's rounding (GX_VSTORE_BN),
+ * taken where the CPU has it (gx_bf16cvt) */
+#ifdef GX_HAVE_BF16CVT
+#define GX_SPLIT16_BN(name, NIN, LUT16, TAB, FULL)                          \
+    GX_SPLIT16(name##_bn16, NIN, LUT16##_bn, TAB, FULL, GX_FN(b2f), GX_FN(f2b))
+GX_SPLIT16_BN(gelu_erf_grad, 2, lut_grad, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f32_full))
+GX_SPLIT16_BN(gelu_tanh_grad, 2, lut_grad, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full))
+GX_SPLIT16_BN(silu_grad, 2, sig_grad, gx_lut_silu_grad, GX_FN(silu_grad_f32_full))
+GX_SPLIT16_BN(quick_gelu_grad, 2, sig_grad, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full))
+GX_SPLIT16_BN(gelu_erf, 1, lut_fwd, gx_lut_erf, GX_FN(gelu_erf_f32_full))
+GX_SPLIT16_BN(gelu_tanh, 1, lut_fwd, gx_lut_tanh, GX_FN(gelu_tanh_f32_full))
+GX_SPLIT16_BN(silu, 1, sig_fwd, gx_lut_silu, GX_FN(silu_f32_full))
+GX_SPLIT16_BN(quick_gelu, 1, sig_fwd, gx_lut_quick, GX_FN(quick_gelu_f32_full))
+#undef GX_SPLIT16_BN
+#define GX_BN(name) (gx_bf16cvt ? GX_FN(name##_bn16) : GX_FN(name##_b16))
+#else
+#define GX_BN(name) GX_FN(name##_b16)
+#endif
 #undef GX_SPLIT16_HB
 #undef GX_SPLIT16
 #endif
@@ -559,14 +577,14 @@ static gx_k16 GX_FN(one16)(int base, int bf)
 {
 #ifdef GX_VW_16
     switch (base) {
-    case GX_OP_GELU_ERF: return bf ? GX_FN(gelu_erf_b16) : GX_FN(gelu_erf_h16);
-    case GX_OP_GELU_TANH: return bf ? GX_FN(gelu_tanh_b16) : GX_FN(gelu_tanh_h16);
-    case GX_OP_SILU: return bf ? GX_FN(silu_b16) : GX_FN(silu_h16);
-    case GX_OP_QUICK_GELU: return bf ? GX_FN(quick_gelu_b16) : GX_FN(quick_gelu_h16);
-    case GX_OP_GELU_ERF_GRAD: return bf ? GX_FN(gelu_erf_grad_b16) : GX_FN(gelu_erf_grad_h16);
-    case GX_OP_GELU_TANH_GRAD: return bf ? GX_FN(gelu_tanh_grad_b16) : GX_FN(gelu_tanh_grad_h16);
-    case GX_OP_SILU_GRAD: return bf ? GX_FN(silu_grad_b16) : GX_FN(silu_grad_h16);
-    case GX_OP_QUICK_GELU_GRAD: return bf ? GX_FN(quick_gelu_grad_b16) : GX_FN(quick_gelu_grad_h16);
+    case GX_OP_GELU_ERF: return bf ? GX_BN(gelu_erf) : GX_FN(gelu_erf_h16);
+    case GX_OP_GELU_TANH: return bf ? GX_BN(gelu_tanh) : GX_FN(gelu_tanh_h16);
+    case GX_OP_SILU: return bf ? GX_BN(silu) : GX_FN(silu_h16);
+    case GX_OP_QUICK_GELU: return bf ? GX_BN(quick_gelu) : GX_FN(quick_gelu_h16);
+    case GX_OP_GELU_ERF_GRAD: return bf ? GX_BN(gelu_erf_grad) : GX_FN(gelu_erf_grad_h16);
+    case GX_OP_GELU_TANH_GRAD: return bf ? GX_BN(gelu_tanh_grad) : GX_FN(gelu_tanh_grad_h16);
+    case GX_OP_SILU_GRAD: return bf ? GX_BN(silu_grad) : GX_FN(silu_grad_h16);
+    case GX_OP_QUICK_GELU_GRAD: return bf ? GX_BN(quick_gelu_grad) : GX_FN(quick_gelu_grad_h16);
     default: return NULL;
     }
 #else
@@ -735,3 +753,6 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_ID
 #undef GX_FN
 #undef GX_VW_16
+#undef GX_BN
+#undef GX_HAVE_BF16CVT
+#undef GX_BF16_TARGET

@@ -35,6 +35,18 @@ def amd_loops(request):
         _ufuncs._amd_loops(before)
 
 
+@pytest.fixture(params=[0, 1], ids=["int-rounding", "bf16-insn"])
+def bf16cvt(request):
+    """Run the test with bfloat16 results rounded by integer operations, then
+    by AVX512-BF16's vcvtneps2bf16 (_ufuncs._bf16cvt; where the CPU lacks it
+    the second run repeats the first); then restore the CPU's own choice."""
+    before = _ufuncs._bf16cvt(request.param)
+    try:
+        yield _ufuncs._bf16cvt()
+    finally:
+        _ufuncs._bf16cvt(before)
+
+
 @pytest.fixture
 def restore_threads():
     """Restore the thread count and parallel threshold a test changes."""

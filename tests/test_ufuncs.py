@@ -497,9 +497,37 @@ def test_every_float16_input_of_a_derivative_is_the_float32_result_rounded_once(
             assert_same_bits(f(x, gg, out=gg), want, f"{name} on {isa}, in place on g")
 
 
+@pytest.mark.parametrize("name", [u.name for u in UFUNCS if u.grad and not u.bias and not u.gated])
+def test_every_bfloat16_input_of_a_derivative_is_the_float32_result_rounded_once(name, isa, bf16cvt):
+    """As the float16 test above, for bfloat16 (ml_dtypes): every x, with
+    ordinary, huge and special gradients, the bfloat16 results rounded by
+    integer operations and by AVX512-BF16's instruction (bf16cvt; it flushes
+    float32 subnormals, which the loop must route around: the subnormal x and
+    results are among the inputs)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = ml_dtypes.bfloat16
+    f = SPECS[name].ufunc
+    xs = np.arange(1 << 16, dtype=np.uint16).view(bf)
+    rng = np.random.default_rng(12)
+    grads = [rng.standard_normal(xs.size).astype(bf),
+             (1e30 * rng.standard_normal(xs.size)).astype(bf),
+             np.resize(np.array(SPECIALS + [3.0e38, -3.0e38, 1e-39, -1e-39], np.float32).astype(bf), xs.size)]
+    for g in grads:
+        with np.errstate(all="ignore"):
+            want = f(xs.astype(np.float32), g.astype(np.float32)).astype(bf)
+            what = f"{name} on {isa}, bf16 insn {bf16cvt}"
+            assert_same_bits(f(xs, g), want, what)
+            o = np.empty_like(xs)
+            assert f(xs, g, out=o) is o
+            assert_same_bits(o, want, f"{what}, out=")
+            x, gg = xs.copy(), g.copy()
+            assert_same_bits(f(x, gg, out=x), want, f"{what}, in place on x")
+            assert_same_bits(f(xs[3:-2], g[3:-2]), want[3:-2], f"{what}, offset")
+
+
 @pytest.mark.parametrize("name", [u.name for u in UFUNCS
                                   if not u.grad and not u.bias and not u.gated])
-def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd_loops):
+def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd_loops, bf16cvt):
     """The forward ops on float16 (and bfloat16, where ml_dtypes is
     installed) read a result table made by the float32 kernel, or (on AMD,
     _ufuncs._amd_loops; AVX2/AVX-512: GELU, SiLU, quick GELU) run the
@@ -517,7 +545,7 @@ def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(na
     for x in types:
         with np.errstate(all="ignore"):
             want = f(x.astype(np.float32)).astype(x.dtype)
-            what = f"{name} {x.dtype} on {isa}, amd loops {amd_loops}"
+            what = f"{name} {x.dtype} on {isa}, amd loops {amd_loops}, bf16 insn {bf16cvt}"
             assert_same_bits(f(x), want, what)
             o = np.empty_like(x)
             assert f(x, out=o) is o
