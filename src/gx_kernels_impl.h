@@ -140,11 +140,13 @@
 #define GX_SPLIT_B 8192    /* a multiple of 2048; large enough that the packed */
 #endif                     /* calls run whole vectors, small enough for L1/L2 */
 /* The block of a T-element GX_SPLIT: GX_SPLIT_B float32 elements, half as
- * many float64 (the same bytes per buffer, ~176 KiB of stack for a
- * derivative's buffers either way; the pool's workers get >= 1 MiB); the
- * 16-bit one-pass kernels (GX_SPLIT16) take half too (their float buffers). */
+ * many float64 (the same bytes per buffer: ~194 KiB of stack for a float32
+ * derivative's buffers, 176 KiB for float64; the pool's workers get >= 1
+ * MiB, and a 256 KiB Python thread runs every kernel); the 16-bit one-pass
+ * kernels (GX_SPLIT16) take GX_SPLIT_B too (~210 KiB: 16-bit and float
+ * buffers; 1.02x float16/bfloat16 forward GELU at 2^20 against 4096). */
 #define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
-#define GX_BLK16 (GX_SPLIT_B / 2)
+#define GX_BLK16 GX_SPLIT_B
 /* Why 8192 (float32) and not 1024: per block the split pays a fixed cost
  * (the packing loop's exit, FULL's call and set-up) whatever the number of
  * packed elements.  On 2 N(0,1) data (1.3% of float32 elements outside the
