@@ -251,9 +251,9 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
 /* GX_VSTORE_BN: the same bits with AVX512-BF16's vcvtneps2bf16, one
  * instruction for the nine above (CPUs that have it: gx_bf16cvt, a run-time
  * choice in gx_kernels.c).  It flushes float32 subnormals to zero, so a
- * vector holding one (x or its result below 2^-126: never in ordinary data)
- * takes vstore_b; on every other input, NaN payloads included, its bits are
- * vstore_b's (compared on all 2^32 float32 inputs, AMD Zen 5). */
+ * vector holding one (a result below 2^-126 in magnitude: never in ordinary
+ * data) takes vstore_b; on every other value, NaN payloads included, its
+ * bits are vstore_b's (compared on all 2^32 float32 values, AMD Zen 5). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10)
 #define GX_HAVE_BF16CVT 1
 #define GX_BF16_TARGET __attribute__((target("avx512bf16")))
