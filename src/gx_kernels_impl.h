@@ -290,9 +290,8 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
                     gs = gb;                                                \
                 }                                                           \
             }                                                               \
-            GX_FN(LUT)(&gx_##name##_table, xs, gs, ob, m, bad);             \
-            int nbad = 0;                                                   \
-            for (int w = 0; w < (m + 63) / 64; w++) nbad += GX_POPCNT64(bad[w]); \
+            /* LUT returns how many elements it flagged */                  \
+            const int nbad = GX_FN(LUT)(&gx_##name##_table, xs, gs, ob, m, bad); \
             if (nbad == 0) continue;                                        \
             if (2 * nbad <= m) {                                            \
                 GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1, GATE, GX_ID, GX_ID); \
@@ -518,9 +517,7 @@ typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
                     gs = gb;                                                \
                 }                                                           \
             }                                                               \
-            GX_FN(LUT16)(&TAB, xs, (NIN) == 2 ? gs : NULL, ob, m, bad);     \
-            int nbad = 0;                                                   \
-            for (int w = 0; w < (m + 63) / 64; w++) nbad += GX_POPCNT64(bad[w]); \
+            const int nbad = GX_FN(LUT16)(&TAB, xs, (NIN) == 2 ? gs : NULL, ob, m, bad); \
             if (nbad == 0) continue;                                        \
             /* kp: the packed count rounded up to whole vectors (the slots   \
              * past the packed elements hold copies or zeros, see            \

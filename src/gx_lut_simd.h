@@ -164,10 +164,12 @@ static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 
  * o[j] the caller overwrites.  The test rides along in the vector loop, so the
  * split costs no separate pass over the data. */
 #define GX_LUT_ARRAY(fname, G, S)                                           \
-static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const float *g, \
-                                     float *o, int n, uint64_t *bad)        \
+static GX_NOINLINE int GX_FN(fname)(const gx_lut *T, const float *x, const float *g, \
+                                    float *o, int n, uint64_t *bad)         \
 {                                                                           \
+    int nb_ = 0;                                                            \
     GX_LUT_LOOP(G, S)                                                       \
+    return nb_;                                                             \
 }
 #ifdef GX_VW
 #define GX_LUT_LOOP(G, S)                                                   \
@@ -198,6 +200,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
         /* the forward GELU tables (lut_fwd, lut_gate) cover x > 0 whole */ \
         uint64_t b = ((G) != 1 && !(S)) ? GX_VBAD1(xv, Rnx) : GX_VBAD(xv, Rx); \
         bad[j / 64] |= b << (j % 64);                                       \
+        nb_ += GX_POPCNT64(b);  /* padded lanes (0) are never flagged */    \
         if (full) {                                                         \
             GX_VSTORE(o + j, r);                                            \
         } else {                                                            \
@@ -214,6 +217,7 @@ static GX_NOINLINE void GX_FN(fname)(const gx_lut *T, const float *x, const floa
              : ((G) == 2 ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j])); \
         int ok = gx_lut_ok(T, x[j]);                                           \
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
+        nb_ += !ok;                                                         \
     }
 #endif
 GX_LUT_ARRAY(lut_fwd, 0, 0)
@@ -289,9 +293,10 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
 #define GX_VSTORE_B(p, v) GX_FN(vstore_b)(p, v)
 #define GX_LUT16_ARRAY(fname, G, S, LD, ST) GX_LUT16_ARRAY_A(fname, G, S, LD, ST, )
 #define GX_LUT16_ARRAY_A(fname, G, S, LD, ST, ATTR)                         \
-static GX_NOINLINE ATTR void GX_FN(fname)(const gx_lut *T, const uint16_t *x, const uint16_t *g, \
-                                     uint16_t *o, int n, uint64_t *bad)     \
+static GX_NOINLINE ATTR int GX_FN(fname)(const gx_lut *T, const uint16_t *x, const uint16_t *g, \
+                                    uint16_t *o, int n, uint64_t *bad)      \
 {                                                                           \
+    int nb_ = 0;                                                            \
     GX_VTABS_DECL(R, T);                                                    \
     (void)Rnx;                                                              \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
@@ -319,6 +324,7 @@ static GX_NOINLINE ATTR void GX_FN(fname)(const gx_lut *T, const uint16_t *x, co
         /* as GX_LUT_LOOP: the forward GELU tables cover x > 0 whole */     \
         uint64_t b = ((G) != 1 && !(S)) ? GX_VBAD1(xv, Rnx) : GX_VBAD(xv, Rx); \
         bad[j / 64] |= b << (j % 64);                                       \
+        nb_ += GX_POPCNT64(b);  /* padded lanes (0) are never flagged */    \
         if (full) {                                                         \
             ST(o + j, r);                                                   \
         } else {                                                            \
@@ -327,6 +333,7 @@ static GX_NOINLINE ATTR void GX_FN(fname)(const gx_lut *T, const uint16_t *x, co
         }                                                                   \
     }                                                                       \
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;       \
+    return nb_;                                                             \
 }
 #define GX_VW_16 1
 GX_LUT16_ARRAY(lut_grad_h, 1, 0, GX_VLOAD_H, GX_VSTORE_H)
@@ -397,9 +404,10 @@ GX_LUT16_ARRAY_A(sig_fwd_bn, 0, 1, GX_VLOAD_B, GX_VSTORE_BN, GX_BF16_TARGET)
     _mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)))
 #endif
 
-static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, const double *g,
-                                         double *o, int n, uint64_t *bad)
+static GX_NOINLINE int GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, const double *g,
+                                        double *o, int n, uint64_t *bad)
 {
+    int nb_ = 0;
     (void)g;
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;
 #ifdef GX_DW
@@ -431,7 +439,9 @@ static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, con
         for (int q = 14; q >= 1; q--) p = GX_DFMA(p, d, GX_DLUT(m[q], i));
         p = GX_DFMA(p, d, GX_DFMA(GX_DLUT(m1l, i), d, GX_DLUT(m[0], i)));
         r = GX_DFMS(xv, GX_DB(xv, GX_DLUT(h, i)), p);
-        bad[j / 64] |= GX_DBAD(xv, X) << (j % 64);
+        const uint64_t b = GX_DBAD(xv, X);
+        bad[j / 64] |= b << (j % 64);
+        nb_ += GX_POPCNT64(b);    /* padded lanes (0) are never flagged */
         if (full) {
             GX_DSTORE(o + j, r);
         } else {
@@ -443,9 +453,12 @@ static GX_NOINLINE void GX_FN(lut64_fwd)(const gx_lut64 *T, const double *x, con
 #else
     for (int j = 0; j < n; j++) {
         o[j] = gx_lut64_fwd(T, x[j]);
-        bad[j / 64] |= (uint64_t)!gx_lut64_ok(T, x[j]) << (j % 64);
+        const int ok = gx_lut64_ok(T, x[j]);
+        bad[j / 64] |= (uint64_t)!ok << (j % 64);
+        nb_ += !ok;
     }
 #endif
+    return nb_;
 }
 #ifdef GX_DW
 #undef GX_DW
