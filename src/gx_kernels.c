@@ -41,9 +41,10 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * this from the CPUID vendor; the same bits either way):
  * - ReLU on arrays past GX_STREAM_MIN: blocks with software prefetch
  *   (GX_STREAM in gx_kernels_impl.h), on AMD the plain loop;
- * - float16 and bfloat16 forward GELU, tanh GELU, SiLU and quick GELU: the result table
- *   (table16, AVX-512 gathers), on AMD the table loop on the 16-bit data
- *   (one16: AMD's gathers are slow). */
+ * - float16 and bfloat16 forward ops: the result table (table16) read with
+ *   AVX-512 gathers; on AMD, whose gathers are slow, read one load per
+ *   element (lut16), and plain SiLU runs its table loop on the 16-bit data
+ *   (one16). */
 static int gx_amd_loops = 0;
 /* AVX512-BF16 (vcvtneps2bf16) for the bfloat16 table loops' rounding: set
  * from CPUID where the AVX-512 path is usable; _ufuncs._bf16cvt can turn it

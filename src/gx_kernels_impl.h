@@ -434,12 +434,11 @@ GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
  * Two shortcuts give the same bits faster: on AVX2/AVX-512 a plain
  * derivative with float32 tables (GELU, SiLU, quick GELU) runs its table
  * loop on the 16-bit data itself (GX_SPLIT16, one pass), and the forward ops
- * of a unary base read a 65,536-entry result table (table16, a gather per 16
- * elements from 128 KiB), except plain forward ops on AMD CPUs
- * (gx_amd_loops, gx_kernels.c), whose gathers are slow: they run one pass
- * too (AMD Zen 5, 2^20, 1 thread, one pass / table, float16: exact GELU
- * 1.07x, tanh GELU 1.10x, SiLU 1.75x; bfloat16, see GX_SPLIT16's forward
- * ops below). */
+ * of a unary base read a 65,536-entry result table (table16, 128 KiB: a
+ * gather per 16 elements on AVX-512; one load per element elsewhere and on
+ * AMD CPUs, gx_amd_loops, whose gathers are slow: 2.9 against 4.2 Gelem/s
+ * on Zen 5), except plain forward SiLU on AMD, whose one-pass loop is
+ * faster still (see GX_SPLIT16's forward op below). */
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -481,7 +480,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
 }
 /* The float32 table ops on 16-bit arrays in one pass (AVX2, AVX-512):
  * per block of GX_BLK16 elements the 16-bit table loop (gx_lut_simd.h,
- * lut_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
+ * sig_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
  * its table does not cover, which GX_SPLIT_PATCH then packs as they are
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
  * formula FULL (float32 results, as in GX_SPLIT), rounded back (N: f2h or
@@ -534,19 +533,14 @@ GX_SPLIT16_HB(gelu_erf_grad, 2, lut_grad, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f
 GX_SPLIT16_HB(gelu_tanh_grad, 2, lut_grad, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full))
 GX_SPLIT16_HB(silu_grad, 2, sig_grad, gx_lut_silu_grad, GX_FN(silu_grad_f32_full))
 GX_SPLIT16_HB(quick_gelu_grad, 2, sig_grad, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full))
-/* forward ops (taken on AMD only, gx_amd_loops; elsewhere the result table):
- * float16, and bfloat16 since the packed tables made the loop fast enough
- * that its rounding (7 integer operations per vector) no longer loses to
- * the table: AMD Zen 5, 2^20, 1 thread, one pass / table: exact GELU 1.07x,
- * tanh 1.07x, SiLU 1.31x, quick GELU 1.11x (before: 2.9 against 3.0 Gelem/s) */
-GX_SPLIT16(gelu_erf_h16, 1, lut_fwd_h, gx_lut_erf, GX_FN(gelu_erf_f32_full), GX_FN(h2f), GX_FN(f2h))
-GX_SPLIT16(gelu_tanh_h16, 1, lut_fwd_h, gx_lut_tanh, GX_FN(gelu_tanh_f32_full), GX_FN(h2f), GX_FN(f2h))
+/* forward SiLU (taken on AMD only, gx_amd_loops; the other forward ops, and
+ * SiLU elsewhere, read the result table): on AMD the table is read with one
+ * scalar load per element (lut16), 4.2-4.4 Gelem/s whatever the op (2^20, 1
+ * thread, Zen 5), which beats this loop for exact, tanh and quick GELU
+ * (float16 1.0-1.02x, bfloat16 1.05-1.10x) but not for SiLU's cheaper
+ * formula (5.0-5.4 Gelem/s here) */
 GX_SPLIT16(silu_h16, 1, sig_fwd_h, gx_lut_silu, GX_FN(silu_f32_full), GX_FN(h2f), GX_FN(f2h))
-GX_SPLIT16(quick_gelu_h16, 1, sig_fwd_h, gx_lut_quick, GX_FN(quick_gelu_f32_full), GX_FN(h2f), GX_FN(f2h))
-GX_SPLIT16(gelu_erf_b16, 1, lut_fwd_b, gx_lut_erf, GX_FN(gelu_erf_f32_full), GX_FN(b2f), GX_FN(f2b))
-GX_SPLIT16(gelu_tanh_b16, 1, lut_fwd_b, gx_lut_tanh, GX_FN(gelu_tanh_f32_full), GX_FN(b2f), GX_FN(f2b))
 GX_SPLIT16(silu_b16, 1, sig_fwd_b, gx_lut_silu, GX_FN(silu_f32_full), GX_FN(b2f), GX_FN(f2b))
-GX_SPLIT16(quick_gelu_b16, 1, sig_fwd_b, gx_lut_quick, GX_FN(quick_gelu_f32_full), GX_FN(b2f), GX_FN(f2b))
 /* the same bfloat16 kernels with AVX512-BF16's rounding (GX_VSTORE_BN),
  * taken where the CPU has it (gx_bf16cvt) */
 #ifdef GX_HAVE_BF16CVT
@@ -556,10 +550,7 @@ GX_SPLIT16_BN(gelu_erf_grad, 2, lut_grad, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f
 GX_SPLIT16_BN(gelu_tanh_grad, 2, lut_grad, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full))
 GX_SPLIT16_BN(silu_grad, 2, sig_grad, gx_lut_silu_grad, GX_FN(silu_grad_f32_full))
 GX_SPLIT16_BN(quick_gelu_grad, 2, sig_grad, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full))
-GX_SPLIT16_BN(gelu_erf, 1, lut_fwd, gx_lut_erf, GX_FN(gelu_erf_f32_full))
-GX_SPLIT16_BN(gelu_tanh, 1, lut_fwd, gx_lut_tanh, GX_FN(gelu_tanh_f32_full))
 GX_SPLIT16_BN(silu, 1, sig_fwd, gx_lut_silu, GX_FN(silu_f32_full))
-GX_SPLIT16_BN(quick_gelu, 1, sig_fwd, gx_lut_quick, GX_FN(quick_gelu_f32_full))
 #undef GX_SPLIT16_BN
 #define GX_BN(name) (gx_bf16cvt ? GX_FN(name##_bn16) : GX_FN(name##_b16))
 #else
@@ -576,10 +567,7 @@ static gx_k16 GX_FN(one16)(int base, int bf)
 {
 #ifdef GX_VW_16
     switch (base) {
-    case GX_OP_GELU_ERF: return bf ? GX_BN(gelu_erf) : GX_FN(gelu_erf_h16);
-    case GX_OP_GELU_TANH: return bf ? GX_BN(gelu_tanh) : GX_FN(gelu_tanh_h16);
     case GX_OP_SILU: return bf ? GX_BN(silu) : GX_FN(silu_h16);
-    case GX_OP_QUICK_GELU: return bf ? GX_BN(quick_gelu) : GX_FN(quick_gelu_h16);
     case GX_OP_GELU_ERF_GRAD: return bf ? GX_BN(gelu_erf_grad) : GX_FN(gelu_erf_grad_h16);
     case GX_OP_GELU_TANH_GRAD: return bf ? GX_BN(gelu_tanh_grad) : GX_FN(gelu_tanh_grad_h16);
     case GX_OP_SILU_GRAD: return bf ? GX_BN(silu_grad) : GX_FN(silu_grad_h16);
@@ -648,10 +636,16 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
 /* o[j] = T[x[j]]: AVX-512 gathers 16 entries at a time (32-bit loads at
  * T + x[j], whose low halves are the entries: little-endian x86, and the
  * table has a spare entry for the last); elsewhere one load per element. */
-static void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
+static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
 {
     gx_intp j = 0;
 #if GX_ISA_LEVEL == 2
+    if (gx_amd_loops) {
+        /* AMD: one scalar load per element, the baseline's loop (not
+         * inlined here, where GCC would vectorise it into gathers) */
+        gx_k_lut16_baseline(T, x, o, n);
+        return;
+    }
     for (; j + 16 <= n; j += 16) {
         __m512i ix = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + j)));
         __m512i v = _mm512_i32gather_epi32(ix, (const void *)T, 2);
@@ -668,8 +662,8 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
     /* plain ops with float32 tables in one pass (forward float16 ops only
      * with gx_amd_loops, gx_kernels.c) */
-    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || gx_amd_loops)
-                       ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;
+    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || (gx_amd_loops && base == GX_OP_SILU))
+                       ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;   /* forward: SiLU only */
     if (k16) {
         k16((const uint16_t *)in[0], nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n);
         return;

@@ -26,7 +26,8 @@ def isa(request):
 @pytest.fixture(params=[0, 1], ids=["default-loops", "amd-loops"])
 def amd_loops(request):
     """Run the test with the AMD loop choices off, then on
-    (_ufuncs._amd_loops: ReLU's plain loop, 16-bit forward in one pass),
+    (_ufuncs._amd_loops: ReLU's plain loop, 16-bit forward tables without
+    gathers, SiLU in one pass),
     whatever this CPU's vendor; then restore the CPU's own choice."""
     before = _ufuncs._amd_loops(request.param)
     try:

@@ -529,10 +529,11 @@ def test_every_bfloat16_input_of_a_derivative_is_the_float32_result_rounded_once
                                   if not u.grad and not u.bias and not u.gated])
 def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd_loops, bf16cvt):
     """The forward ops on float16 (and bfloat16, where ml_dtypes is
-    installed) read a result table made by the float32 kernel, or (on AMD,
-    _ufuncs._amd_loops; AVX2/AVX-512: GELU, SiLU, quick GELU) run the
-    float32 table loop on the 16-bit data in one pass: either way each result
-    is the float32 kernel's on the widened input, rounded once.  Every 16-bit
+    installed) read a result table made by the float32 kernel (with gathers,
+    or on AMD, _ufuncs._amd_loops, one load per element), or (SiLU on AMD,
+    AVX2/AVX-512) run the float32 table loop on the 16-bit data in one pass:
+    either way each result is the float32 kernel's on the widened input,
+    rounded once.  Every 16-bit
     x; allocated, given out= and in place, and at an odd offset (a partial
     last vector and unaligned loads)."""
     f = SPECS[name].ufunc
