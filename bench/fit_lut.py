@@ -226,7 +226,7 @@ def max_err(m, target, weight, c, lo, hi):
     return worst
 
 
-def bf16_centre(fam, i, lo, hi, c):
+def bf16_centre(i, lo, hi, c):
     """The bfloat16 value nearest to the centre c with d = a - c still exact
     over [lo, hi] (Sterbenz: c/2 <= lo, hi <= 2c); 0 for piece 0."""
     if i == 0:
@@ -246,7 +246,7 @@ def table(fam, name, q, dq, grad):
     for i in range(NP):
         lo, hi = piece_bounds(fam, i)
         c = centre(fam, i, lo, hi)
-        cb = bf16_centre(fam, i, lo, hi, c)
+        cb = bf16_centre(i, lo, hi, c)
         # H from the balanced centre c, then to bfloat16 precision: still a
         # multiple of 2^-24 (2^-23), since bfloat16's spacing is one from
         # 2^-17 (2^-16) up and smaller multiples have at most 7 bits

@@ -314,9 +314,10 @@ def _set_chunk(Py_ssize_t n):
 def _amd_loops(int on=-1):
     """The loop choices made for AMD CPUs (ReLU's plain loop instead of
     prefetching blocks, 16-bit forward result tables read one load per
-    element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1 (default) leave them; returns the setting before
-    the call.  Chosen from the CPU vendor at import; for tests and
-    measurements, the results never depend on it."""
+    element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1
+    (default) leave them; returns the setting before the call.  Chosen from
+    the CPU vendor at import; for tests and measurements, the results never
+    depend on it."""
     return gx_set_amd_loops(on)
 
 

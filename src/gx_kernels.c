@@ -174,12 +174,12 @@ static int gx_has_f16c(void)
     unsigned a, b, c, d;
     return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
 }
-/* AVX512-BF16: CPUID leaf 7 subleaf 1, EAX bit 5 (with the AVX-512 path's
- * own checks, gx_best_isa, for the zmm state) */
+/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_best_isa, the zmm
+ * state) and CPUID leaf 7 subleaf 1, EAX bit 5 */
 static int gx_has_avx512bf16(void)
 {
     unsigned a, b, c, d;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+    return gx_best_isa() == GX_ISA_AVX512 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 /* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
 static int gx_is_amd(void)
@@ -223,7 +223,7 @@ static void gx_init_tables(void)
     gx_amd_loops = gx_is_amd();
     /* bfloat16, 2^20, 1 thread, AMD Zen 5, against the integer rounding:
      * exact GELU 1.29x, its gradient 1.18x (GX_VSTORE_BN in gx_lut_simd.h) */
-    gx_bf16cvt = gx_best_isa() == GX_ISA_AVX512 && gx_has_avx512bf16();
+    gx_bf16cvt = gx_has_avx512bf16();
 #endif
     gx_active = gx_tables[gx_isa];
 }
@@ -262,7 +262,7 @@ int gx_set_bf16cvt(int on)
     gx_init_tables();
     int was = gx_bf16cvt;
 #if GX_HAVE_X86_PATHS
-    if (on >= 0) gx_bf16cvt = on != 0 && gx_best_isa() == GX_ISA_AVX512 && gx_has_avx512bf16();
+    if (on >= 0) gx_bf16cvt = on != 0 && gx_has_avx512bf16();
 #endif
     return was;
 }

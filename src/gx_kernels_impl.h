@@ -143,10 +143,9 @@
  * many float64 (the same bytes per buffer: ~194 KiB of stack for a float32
  * derivative's buffers, 176 KiB for float64; the pool's workers get >= 1
  * MiB, and a 256 KiB Python thread runs every kernel); the 16-bit one-pass
- * kernels (GX_SPLIT16) take GX_SPLIT_B too (~210 KiB: 16-bit and float
- * buffers; 1.02x float16/bfloat16 forward GELU at 2^20 against 4096). */
+ * kernels (GX_SPLIT16) take GX_SPLIT_B elements too (~210 KiB: 16-bit and
+ * float buffers; 1.02x float16/bfloat16 forward GELU at 2^20 against 4096). */
 #define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
-#define GX_BLK16 GX_SPLIT_B
 /* Why 8192 (float32) and not 1024: per block the split pays a fixed cost
  * (the packing loop's exit, FULL's call and set-up) whatever the number of
  * packed elements.  On 2 N(0,1) data (1.3% of float32 elements outside the
@@ -479,7 +478,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
     for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
 }
 /* The float32 table ops on 16-bit arrays in one pass (AVX2, AVX-512):
- * per block of GX_BLK16 elements the 16-bit table loop (gx_lut_simd.h,
+ * per block of GX_SPLIT_B elements the 16-bit table loop (gx_lut_simd.h,
  * sig_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
  * its table does not cover, which GX_SPLIT_PATCH then packs as they are
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
@@ -498,13 +497,13 @@ typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
 #define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
     static void GX_FN(name)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n) \
     {                                                                       \
-        uint16_t xb[GX_BLK16], gb[(NIN) == 2 ? GX_BLK16 : 1];           \
-        uint16_t pb[GX_BLK16 + GX_PACK_SLACK], pg[GX_BLK16 + GX_PACK_SLACK], rb[GX_BLK16 + GX_PACK_SLACK]; \
-        float pf[GX_BLK16 + GX_PACK_SLACK], pgf[GX_BLK16 + GX_PACK_SLACK], rf[GX_BLK16 + GX_PACK_SLACK]; \
-        uint64_t bad[GX_BLK16 / 64];                                      \
-        int idx[GX_BLK16 + GX_PACK_SLACK];                                \
-        for (gx_intp i0 = 0; i0 < n; i0 += GX_BLK16) {                    \
-            const int m = (int)(n - i0 < GX_BLK16 ? n - i0 : GX_BLK16); \
+        uint16_t xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];           \
+        uint16_t pb[GX_SPLIT_B + GX_PACK_SLACK], pg[GX_SPLIT_B + GX_PACK_SLACK], rb[GX_SPLIT_B + GX_PACK_SLACK]; \
+        float pf[GX_SPLIT_B + GX_PACK_SLACK], pgf[GX_SPLIT_B + GX_PACK_SLACK], rf[GX_SPLIT_B + GX_PACK_SLACK]; \
+        uint64_t bad[GX_SPLIT_B / 64];                                      \
+        int idx[GX_SPLIT_B + GX_PACK_SLACK];                                \
+        for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
+            const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
             uint16_t *ob = out + i0;                                        \
             const uint16_t *xs = xp + i0, *gs = (NIN) == 2 ? gp + i0 : xs;  \
             if ((const uint16_t *)ob == xs || (const uint16_t *)ob == gs) { \
@@ -662,7 +661,7 @@ static void GX_FN(narrow_run)(gx_widen_fn widen, gx_narrow_fn narrow, int kind, 
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
     /* plain ops with float32 tables in one pass (forward float16 ops only
      * with gx_amd_loops, gx_kernels.c) */
-    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || (gx_amd_loops && base == GX_OP_SILU))
+    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || gx_amd_loops)
                        ? GX_FN(one16)(base, widen == GX_FN(b2f)) : NULL;   /* forward: SiLU only */
     if (k16) {
         k16((const uint16_t *)in[0], nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n);

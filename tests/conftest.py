@@ -1,9 +1,9 @@
 """Fixtures of the gelu_ext test suite (helpers are in helpers.py and
 gelu_ext.testing).
 
-Process-wide settings the tests touch (ISA path, AMD loop choices, thread count, parallel
-threshold) are changed only through these fixtures, which restore them, so
-test order never matters.
+Process-wide settings the tests touch (ISA path, AMD loop choices, bfloat16
+rounding, thread count, parallel threshold) are changed only through these
+fixtures, which restore them, so test order never matters.
 """
 import pytest
 
@@ -23,17 +23,23 @@ def isa(request):
         _ufuncs._set_isa(before)
 
 
+def _switched(setter, value):
+    """Set a process-wide loop choice through its _ufuncs setter for one test
+    (yields the setting then in force), then restore the one before."""
+    before = setter(value)
+    try:
+        yield setter()
+    finally:
+        setter(before)
+
+
 @pytest.fixture(params=[0, 1], ids=["default-loops", "amd-loops"])
 def amd_loops(request):
     """Run the test with the AMD loop choices off, then on
     (_ufuncs._amd_loops: ReLU's plain loop, 16-bit forward tables without
-    gathers, SiLU in one pass),
-    whatever this CPU's vendor; then restore the CPU's own choice."""
-    before = _ufuncs._amd_loops(request.param)
-    try:
-        yield request.param
-    finally:
-        _ufuncs._amd_loops(before)
+    gathers, SiLU in one pass), whatever this CPU's vendor; then restore the
+    CPU's own choice."""
+    yield from _switched(_ufuncs._amd_loops, request.param)
 
 
 @pytest.fixture(params=[0, 1], ids=["int-rounding", "bf16-insn"])
@@ -41,11 +47,7 @@ def bf16cvt(request):
     """Run the test with bfloat16 results rounded by integer operations, then
     by AVX512-BF16's vcvtneps2bf16 (_ufuncs._bf16cvt; where the CPU lacks it
     the second run repeats the first); then restore the CPU's own choice."""
-    before = _ufuncs._bf16cvt(request.param)
-    try:
-        yield _ufuncs._bf16cvt()
-    finally:
-        _ufuncs._bf16cvt(before)
+    yield from _switched(_ufuncs._bf16cvt, request.param)
 
 
 @pytest.fixture
