@@ -11,7 +11,7 @@ _ENV_ISA = "GELU_EXT_ISA"
 
 
 def _apply_env_isa():
-    """GELU_EXT_ISA=baseline|avx2|avx512 caps the kernels at that path.
+    """GELU_EXT_ISA=<a name of _ufuncs.ISA_NAMES> caps the kernels at that path.
 
     It exists so one machine can test every compiled path; asking for a path
     the CPU lacks falls back to the best one with a warning."""
@@ -58,6 +58,8 @@ def _config():
         "isa": _ufuncs._get_isa(),
         "best_isa": _ufuncs._best_isa(),
         "compiled_isas": list(_ufuncs._compiled_isas()),
+        "isa_targets": ", ".join(f"{name}: {target or '(build flags)'}"
+                                 for name, (_, target, _) in _ufuncs._isa_table().items()),
         "openmp": _ufuncs._openmp(),
         "pool": _POOL if _ufuncs._pool_threaded() else "none (built without threads): serial",
         "wait_policy": _WAIT if _ufuncs._pool_threaded() else "-",

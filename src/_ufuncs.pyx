@@ -46,6 +46,11 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_nin(int op)
     int gx_op_base(int op)
     int gx_op_kind(int op)
+    int gx_nisa()
+    const char *gx_isa_name(int isa)
+    const char *gx_isa_target(int isa)
+    const char *gx_isa_vreg(int isa)
+    int gx_isa_level(int isa)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
     int gx_get_isa()
@@ -259,7 +264,15 @@ def _bias_rows(str name, tuple ins, cnp.ndarray out):
 
 # ---------------------------------------------------------- configuration --
 
-ISA_NAMES = ("baseline", "avx2", "avx512")
+# the rows of src/gx_isas.h this build has, in order of preference
+ISA_NAMES = tuple(gx_isa_name(i).decode() for i in range(gx_nisa()))
+
+
+def _isa_table():
+    """name -> (level, GCC target flags, objdump register prefix of its
+    vectors) for every row of src/gx_isas.h this build has."""
+    return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
+            for i in range(gx_nisa())}
 
 
 def _best_isa():

@@ -51,66 +51,49 @@ static int gx_amd_loops = 0;
  * off (tests run both ways; the same bits either way). */
 static int gx_bf16cvt = 0;
 
-#define GX_ISA baseline
-#define GX_ISA_LEVEL 0
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
+#define GX_PASTE3_(a, b, c) a##_##b##_##c
+#define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
+#define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)
+#define GX_PRAGMA_(x) _Pragma(#x)
+#define GX_PRAGMA(x) GX_PRAGMA_(x)
 
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-#define GX_HAVE_X86_PATHS 1
-#include <immintrin.h>   /* the table kernels of gx_lut_simd.h */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-#define GX_ISA avx2
-#define GX_ISA_LEVEL 1
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
-#pragma GCC pop_options
+/* The kernels, once per row of GX_ISAS (gx_isas.h): slot k compiles row k
+ * of this architecture, an empty slot nothing. */
+typedef char gx_isa_slots_ok[GX_NISA <= GX_ISA_SLOTS ? 1 : -1];
+#define GX_ISA_ROW GX_ISA_ROW0
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW1
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW2
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW3
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")
-#define GX_ISA avx512
-#define GX_ISA_LEVEL 2
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
-#pragma GCC pop_options
-#else
-#define GX_HAVE_X86_PATHS 0
-#endif
+/* The columns of gx_isas.h as arrays indexed by ISA. */
+#define GX_ISA_NAME_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = #NAME,
+#define GX_ISA_TARGET_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = TARGET,
+#define GX_ISA_VREG_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = VREG,
+#define GX_ISA_LEVEL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = LEVEL,
+#define GX_ISA_CPU_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = CPU,
+#define GX_ISA_FILL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = GX_PASTE3(gx_k, fill, NAME),
+static const char *const gx_isa_name_table[GX_NISA] = { GX_ISAS(GX_ISA_NAME_ROW) };
+static const char *const gx_isa_target_table[GX_NISA] = { GX_ISAS(GX_ISA_TARGET_ROW) };
+static const char *const gx_isa_vreg_table[GX_NISA] = { GX_ISAS(GX_ISA_VREG_ROW) };
+static const int gx_isa_level_table[GX_NISA] = { GX_ISAS(GX_ISA_LEVEL_ROW) };
+static int (*const gx_isa_cpu_table[GX_NISA])(void) = { GX_ISAS(GX_ISA_CPU_ROW) };
+static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT]) = { GX_ISAS(GX_ISA_FILL_ROW) };
 
-/* The dispatch tables are filled here, outside the target pragmas, so this
- * code itself runs on any CPU. */
-#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                        \
-    t[ID][GX_F32] = GX_PASTE3(gx_k, KERNEL##_f32, GX_FILL_ISA);             \
-    t[ID][GX_F64] = GX_PASTE3(gx_k, KERNEL##_f64, GX_FILL_ISA);             \
-    t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);             \
-    t[ID][GX_BF16] = GX_PASTE3(gx_k, KERNEL##_bf16, GX_FILL_ISA);
-
-static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
-{
-#define GX_FILL_ISA baseline
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
-}
-
-#if GX_HAVE_X86_PATHS
-static void gx_fill_avx2(gx_kernel t[GX_NOPS][GX_NDT])
-{
-#define GX_FILL_ISA avx2
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
-}
-
-static void gx_fill_avx512(gx_kernel t[GX_NOPS][GX_NDT])
-{
-#define GX_FILL_ISA avx512
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
-}
-#endif
+#define GX_ISA_IN_TABLE(isa) ((isa) >= 0 && (isa) < GX_NISA)
+int gx_nisa(void) { return GX_NISA; }
+const char *gx_isa_name(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_name_table[isa] : NULL; }
+const char *gx_isa_target(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_target_table[isa] : NULL; }
+const char *gx_isa_vreg(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_vreg_table[isa] : NULL; }
+int gx_isa_level(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_level_table[isa] : -1; }
+int gx_isa_cpu(int isa) { return GX_ISA_IN_TABLE(isa) && gx_isa_cpu_table[isa](); }
 
 /* The columns of gx_ops.h as arrays indexed by op. */
 #define GX_NIN_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NIN,
@@ -160,26 +143,15 @@ static gx_intp gx_threshold = 1 << 15;
  * _ufuncs._set_chunk) for tests and measurements. */
 static gx_intp gx_chunk = 8192;
 
-int gx_compiled_isa(int isa)
-{
-    return isa == GX_ISA_BASELINE || (GX_HAVE_X86_PATHS && isa > 0 && isa < GX_NISA);
-}
+int gx_compiled_isa(int isa) { return GX_ISA_IN_TABLE(isa); }
 
-#if GX_HAVE_X86_PATHS
-#include <cpuid.h>
-/* F16C (the float16 conversions of the AVX2 path): CPUID leaf 1, ECX bit 29.
- * GCC 12's __builtin_cpu_supports does not know it. */
-static int gx_has_f16c(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-}
-/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_best_isa, the zmm
+#if GX_ARCH_X86_64
+/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_cpu_avx512, the zmm
  * state) and CPUID leaf 7 subleaf 1, EAX bit 5 */
 static int gx_has_avx512bf16(void)
 {
     unsigned a, b, c, d;
-    return gx_best_isa() == GX_ISA_AVX512 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+    return gx_cpu_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 /* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
 static int gx_is_amd(void)
@@ -189,30 +161,21 @@ static int gx_is_amd(void)
 }
 #endif
 
+/* the last row whose CPU check passes (rows are in order of preference) */
 int gx_best_isa(void)
 {
-#if GX_HAVE_X86_PATHS
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("fma") && gx_has_f16c())
-        return GX_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && gx_has_f16c())
-        return GX_ISA_AVX2;
-#endif
-    return GX_ISA_BASELINE;
+    int best = GX_ISA_BASELINE;
+    for (int i = 0; i < GX_NISA; i++)
+        if (gx_isa_cpu_table[i]()) best = i;
+    return best;
 }
 
 static void gx_init_tables(void)
 {
     if (gx_active) return;
-    gx_fill_baseline(gx_tables[GX_ISA_BASELINE]);
-#if GX_HAVE_X86_PATHS
-    gx_fill_avx2(gx_tables[GX_ISA_AVX2]);
-    gx_fill_avx512(gx_tables[GX_ISA_AVX512]);
-#endif
+    for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i]);
     gx_isa = gx_best_isa();
-#if GX_HAVE_X86_PATHS
+#if GX_ARCH_X86_64
     /* Measured, 1 thread.  ReLU float32/float64, 2^20-2^22 elements, against
      * np.copyto: Intel Xeon (AVX-512) 0.76 -> 0.99 with the prefetching
      * blocks; AMD EPYC Zen 5 0.71-0.86 with them, 0.94-1.00 with the plain
@@ -233,7 +196,7 @@ int gx_get_isa(void) { gx_init_tables(); return gx_isa; }
 int gx_set_isa(int isa)
 {
     gx_init_tables();
-    if (isa < 0 || isa > gx_best_isa()) return -1;
+    if (!GX_ISA_IN_TABLE(isa) || !gx_isa_cpu_table[isa]()) return -1;
     gx_isa = isa;
     gx_active = gx_tables[isa];
     return 0;
@@ -261,7 +224,7 @@ int gx_set_bf16cvt(int on)
 {
     gx_init_tables();
     int was = gx_bf16cvt;
-#if GX_HAVE_X86_PATHS
+#if GX_ARCH_X86_64
     if (on >= 0) gx_bf16cvt = on != 0 && gx_has_avx512bf16();
 #endif
     return was;

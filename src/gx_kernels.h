@@ -14,20 +14,21 @@ typedef ptrdiff_t gx_intp;   /* same width as npy_intp on every platform NumPy s
 
 /* The operations (enum GX_OP_*, GX_NOPS) and their table. */
 #include "gx_ops.h"
+/* The instruction sets (enum GX_ISA_*, GX_NISA) and their table. */
+#include "gx_isas.h"
 
 /* GX_F16: uint16_t IEEE half; GX_BF16: uint16_t bfloat16 (the upper half of a
  * float32, ml_dtypes.bfloat16).  The ufunc loops carry dt in 2 bits (src/_ufuncs.pyx). */
 enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_BF16 = 3, GX_NDT = 4 };
-enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.
  * out may be the very same buffer as an input (in place), never a partial overlap. */
 typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n);
 
-int gx_best_isa(void);          /* highest compiled path this CPU runs */
-int gx_compiled_isa(int isa);   /* 1 if this build has the path */
+int gx_best_isa(void);          /* the last row of GX_ISAS this CPU runs */
+int gx_compiled_isa(int isa);   /* 1 if this build has the path: every row of GX_ISAS */
 int gx_get_isa(void);
-int gx_set_isa(int isa);        /* returns 0, or -1 if unavailable */
+int gx_set_isa(int isa);        /* returns 0, or -1 if this CPU does not run it */
 
 int gx_openmp(void);            /* 0: threads come from gx_pool.c, not OpenMP */
 int gx_get_num_threads(void);   /* threads a large call will use */

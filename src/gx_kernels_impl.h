@@ -743,7 +743,7 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_PACK_U
 #undef GX_PACK_SLACK
 #undef GX_ID
-#undef GX_FN
+
 #undef GX_VW_16
 #undef GX_BN
 #undef GX_HAVE_BF16CVT

@@ -1,0 +1,2 @@
+/* simd/avx2.h */
+#include <immintrin.h>

@@ -1,0 +1,2 @@
+/* simd/avx512.h */
+#include <immintrin.h>

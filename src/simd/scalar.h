@@ -1,0 +1,1 @@
+/* simd/scalar.h -- the baseline path: no vector primitives. */
