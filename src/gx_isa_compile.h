@@ -26,9 +26,12 @@ GX_PRAGMA(GCC target(GX_ISA_ROW(GX_ISA_COL_TARGET)))
 static void GX_FN(fill)(gx_kernel t[GX_NOPS][GX_NDT])
 {
     GX_OPS(GX_FILL_ONE)
+#ifdef GX_ISA_FILL
+    GX_ISA_FILL(t, c);
+#endif
 }
 #undef GX_FILL_ONE
-#undef GX_FN
+#include "simd/end.h"
 #undef GX_ISA_LEVEL
 #undef GX_ISA
 #endif

@@ -21,21 +21,10 @@
 #include "gx_lut.h"
 #include "gx_lut64.h"
 #include "gx_pool.h"
+#include "gx_kdefs.h"
 
 #include <fenv.h>
 #include <stdlib.h>
-
-/* For the float32 kernels that split an array between the table formula and
- * the general one (GX_SPLIT): trailing zeros and set bits of a 64-bit mask. */
-#if defined(__GNUC__) || defined(__clang__)
-#define GX_CTZ64(w) __builtin_ctzll(w)
-#define GX_POPCNT64(w) __builtin_popcountll(w)
-#else
-static inline int gx_ctz64(uint64_t w) { int n = 0; while (!(w & 1u)) { w >>= 1; n++; } return n; }
-#define GX_CTZ64(w) gx_ctz64(w)
-static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; n++; } return n; }
-#define GX_POPCNT64(w) gx_popcnt64(w)
-#endif
 
 /* Loop choices that measured the other way round on AMD (gx_init_tables sets
  * this from the CPUID vendor; the same bits either way):
@@ -51,11 +40,6 @@ static int gx_amd_loops = 0;
  * off (tests run both ways; the same bits either way). */
 static int gx_bf16cvt = 0;
 
-#define GX_PASTE3_(a, b, c) a##_##b##_##c
-#define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
-#define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)
-#define GX_PRAGMA_(x) _Pragma(#x)
-#define GX_PRAGMA(x) GX_PRAGMA_(x)
 
 /* The kernels, once per row of GX_ISAS (gx_isas.h): slot k compiles row k
  * of this architecture, an empty slot nothing. */

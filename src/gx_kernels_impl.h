@@ -4,9 +4,6 @@
  * same loop around the one formula in gx_math.h, so the compiler vectorises it
  * for that ISA; nothing here is ISA-specific source.
  */
-#define GX_PASTE3_(a, b, c) a##_##b##_##c
-#define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
-#define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)
 
 /* out[i] = EXPR, with x = in[0][i] (and g = in[1][i], b = in[nin-1][i]) */
 #define GX_UNARY(name, T, EXPR)                                             \
@@ -93,35 +90,8 @@
         }                                                                   \
     }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define GX_NOINLINE __attribute__((noinline))
-#else
-#define GX_NOINLINE
-#endif
-
-/* Software prefetch for the loops that stream arrays larger than L2 (the
- * table loops of gx_lut_simd.h, ReLU): each touches, GX_PF_BYTES ahead of
- * where it works, one 64-byte line of every input and of the output (which a
- * store would otherwise fetch for ownership on demand).  Streamed from L3 or
- * memory, a loop with ~26 vector instructions per line keeps too few loads in
- * flight for the hardware prefetchers to hide the latency.  Measured on a
- * 2-core Intel Xeon (AVX-512), 1 thread: exact GELU 1.25-1.6x faster at 2^20
- * and 2^22 float32 elements, unchanged at 2^16 (L2); ReLU 1.2-1.4x at 2^20.
- * A prefetch never faults, so running past an array's end is harmless; the
- * address is formed as an integer (no out-of-bounds pointer arithmetic).  It
- * changes no arithmetic: the same bits. */
-#ifndef GX_PF_BYTES
-#define GX_PF_BYTES 2048
-#endif
-#if defined(__GNUC__) || defined(__clang__)
-#define GX_PREFETCH(p, bytes) __builtin_prefetch((const void *)((uintptr_t)(p) + (bytes)), 0, 3)
-#else
-#define GX_PREFETCH(p, bytes) ((void)0)
-#endif
-
-/* The float32-lane table kernels (gx_lut.h): GX_FN(lut_fwd), GX_FN(lut_grad),
- * and GX_FN(sig_fwd), GX_FN(sig_grad) for the sigmoid family's tables. */
-#include "gx_lut_simd.h"
+/* The table loops (lut_fwd, lut_grad, sig_*, their 16-bit forms, lut64_fwd) */
+#include "gx_loops.h"
 
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
  * else FULL (the general double formula), i.e. the same bits as the
@@ -136,16 +106,6 @@
  * (not on the block or thread split).  In place (out == an input) the block's
  * inputs are copied first; NumPy never passes partially overlapping arrays.
  * NIN = 2: a derivative kernel, g = in[1] travels with x. */
-#ifndef GX_SPLIT_B
-#define GX_SPLIT_B 8192    /* a multiple of 2048; large enough that the packed */
-#endif                     /* calls run whole vectors, small enough for L1/L2 */
-/* The block of a T-element GX_SPLIT: GX_SPLIT_B float32 elements, half as
- * many float64 (the same bytes per buffer: ~194 KiB of stack for a float32
- * derivative's buffers, 176 KiB for float64; the pool's workers get >= 1
- * MiB, and a 256 KiB Python thread runs every kernel); the 16-bit one-pass
- * kernels (GX_SPLIT16) take GX_SPLIT_B elements too (~210 KiB: 16-bit and
- * float buffers; 1.02x float16/bfloat16 forward GELU at 2^20 against 4096). */
-#define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
 /* Why 8192 (float32) and not 1024: per block the split pays a fixed cost
  * (the packing loop's exit, FULL's call and set-up) whatever the number of
  * packed elements.  On 2 N(0,1) data (1.3% of float32 elements outside the
@@ -172,7 +132,7 @@
         if ((NIN) == 2) pg[s] = W(gs[j_]);                                  \
         mk &= mk - 1u;                                                      \
     } while (0)
-#if GX_ISA_LEVEL == 2
+#ifdef GX_HAVE_PACK_IDX
 /* AVX-512: the indices come from vpcompressd, 16 mask bits at a time, and
  * only the 16-element chunks with a wanted element are visited (vptestmw
  * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
@@ -183,49 +143,6 @@
  * at 1024- or 4096-element blocks, 66 with this one at 1024, 21 at 4096: the
  * gain is in paying the per-block costs once per 4096 elements, which the
  * bit-by-bit packing's per-word work did not allow. */
-static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int *idx)
-{
-    /* the mask read in place; bits at or past m cleared, all of them inverted
-     * when the good elements are wanted */
-    const uint64_t flip = want ? 0 : ~(uint64_t)0;
-    uint64_t nz[GX_SPLIT_B / 1024] = {0};   /* bit c of nz[u]: chunk 64 u + c has a wanted element */
-    for (int v = 0; 64 * v < m; v += 8) {
-        __m512i c16 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(bad + v)),
-                                       _mm512_set1_epi64((long long)flip));
-        if (m - 64 * v < 512) {
-            /* r: elements left in each word; r >= 64 keeps every bit,
-             * 0 < r < 64 the low r, r <= 0 none */
-            const __m512i r = _mm512_sub_epi64(_mm512_set1_epi64(m - 64 * v),
-                                               _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448));
-            c16 = _mm512_and_si512(c16, _mm512_mask_blend_epi64(
-                _mm512_cmpge_epi64_mask(r, _mm512_set1_epi64(64)),
-                _mm512_maskz_srlv_epi64(_mm512_cmpgt_epi64_mask(r, _mm512_setzero_si512()),
-                                        _mm512_set1_epi64(-1), _mm512_sub_epi64(_mm512_set1_epi64(64), r)),
-                _mm512_set1_epi64(-1)));
-        }
-        nz[v / 16] |= (uint64_t)_mm512_test_epi16_mask(c16, c16) << (4 * (v % 16));
-    }
-    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const uint16_t flip16 = (uint16_t)flip;
-    int k = 0;
-    for (int u = 0; u < GX_SPLIT_B / 1024; u++) {
-        for (uint64_t z = nz[u]; z; z &= z - 1u) {
-            const int c = 64 * u + GX_CTZ64(z);
-            /* chunk c's 16 mask bits, read as they lie (x86: little-endian) */
-            uint16_t b16;
-            memcpy(&b16, (const char *)bad + 2 * c, sizeof b16);
-            unsigned mc = (uint16_t)(b16 ^ flip16);
-            /* bits at or past m are clear in bad, so only inverted ones */
-            if (!want && m - 16 * c < 16) mc &= (1u << (m - 16 * c)) - 1u;
-            _mm512_storeu_si512((void *)(idx + k),
-                _mm512_maskz_compress_epi32((__mmask16)mc, _mm512_add_epi32(iota, _mm512_set1_epi32(16 * c))));
-            k += GX_POPCNT64((uint64_t)mc);
-        }
-    }
-    if (k == 0) return 0;
-    _mm512_storeu_si512((void *)(idx + k), _mm512_set1_epi32(idx[k - 1]));
-    return (k + 15) & ~15;
-}
 #define GX_SPLIT_PATCH(NIN, F, want, MUL, W, N)                                   \
     do {                                                                    \
         const int kp = GX_FN(pack_idx)(bad, m, want, idx);                  \
@@ -290,7 +207,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
                 }                                                           \
             }                                                               \
             /* LUT returns how many elements it flagged */                  \
-            const int nbad = GX_FN(LUT)(&gx_##name##_table, xs, gs, ob, m, bad); \
+            const int nbad = GX_FN(LUT)(&GX_TABLE(name), xs, gs, ob, m, bad); \
             if (nbad == 0) continue;                                        \
             if (2 * nbad <= m) {                                            \
                 GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1, GATE, GX_ID, GX_ID); \
@@ -298,7 +215,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
                 FULL(xs, gs, ob, m);                                        \
                 if (GATE)                                                   \
                     for (int j = 0; j < m; j++) ob[j] = ob[j] * gs[j];      \
-                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&gx_##name##_table, pb, pg, rb, kp, bad2), 0, 0, \
+                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&GX_TABLE(name), pb, pg, rb, kp, bad2), 0, 0, \
                                GX_ID, GX_ID);                               \
             }                                                               \
         }                                                                   \
@@ -444,26 +361,16 @@ GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
 static GX_NOINLINE void GX_FN(h2f)(const uint16_t *h, float *f, int n)
 {
     int j = 0;
-#if GX_ISA_LEVEL == 2
-    for (; j + 16 <= n; j += 16)
-        _mm512_storeu_ps(f + j, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + j))));
-#elif GX_ISA_LEVEL == 1
-    for (; j + 8 <= n; j += 8)
-        _mm256_storeu_ps(f + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + j))));
+#ifdef GX_VEC16
+    for (; j + GX_F32_W <= n; j += GX_F32_W) GX_F32_STORE(f + j, GX_F32_LOAD_H(h + j));
 #endif
     for (; j < n; j++) f[j] = gx_half_to_float(h[j]);
 }
 static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
 {
     int j = 0;
-#if GX_ISA_LEVEL == 2
-    for (; j + 16 <= n; j += 16)
-        _mm256_storeu_si256((__m256i *)(h + j),
-                            _mm512_cvtps_ph(_mm512_loadu_ps(f + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#elif GX_ISA_LEVEL == 1
-    for (; j + 8 <= n; j += 8)
-        _mm_storeu_si128((__m128i *)(h + j),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(f + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#ifdef GX_VEC16
+    for (; j + GX_F32_W <= n; j += GX_F32_W) GX_F32_STORE_H(h + j, GX_F32_LOAD(f + j));
 #endif
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
@@ -493,7 +400,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
  * outside the table).  In place (out == x or g) the block's inputs are
  * copied first, as GX_SPLIT does. */
 typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
-#ifdef GX_VW_16
+#ifdef GX_VEC16
 #define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
     static void GX_FN(name)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n) \
     {                                                                       \
@@ -528,28 +435,28 @@ typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
 #define GX_SPLIT16_HB(name, NIN, LUT16, TAB, FULL)                          \
     GX_SPLIT16(name##_h16, NIN, LUT16##_h, TAB, FULL, GX_FN(h2f), GX_FN(f2h)) \
     GX_SPLIT16(name##_b16, NIN, LUT16##_b, TAB, FULL, GX_FN(b2f), GX_FN(f2b))
-GX_SPLIT16_HB(gelu_erf_grad, 2, lut_grad, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f32_full))
-GX_SPLIT16_HB(gelu_tanh_grad, 2, lut_grad, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full))
-GX_SPLIT16_HB(silu_grad, 2, sig_grad, gx_lut_silu_grad, GX_FN(silu_grad_f32_full))
-GX_SPLIT16_HB(quick_gelu_grad, 2, sig_grad, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full))
+GX_SPLIT16_HB(gelu_erf_grad, 2, lut_grad, GX_TABLE(gelu_erf_grad_f32), GX_FN(gelu_erf_grad_f32_full))
+GX_SPLIT16_HB(gelu_tanh_grad, 2, lut_grad, GX_TABLE(gelu_tanh_grad_f32), GX_FN(gelu_tanh_grad_f32_full))
+GX_SPLIT16_HB(silu_grad, 2, sig_grad, GX_TABLE(silu_grad_f32), GX_FN(silu_grad_f32_full))
+GX_SPLIT16_HB(quick_gelu_grad, 2, sig_grad, GX_TABLE(quick_gelu_grad_f32), GX_FN(quick_gelu_grad_f32_full))
 /* forward SiLU (taken on AMD only, gx_amd_loops; the other forward ops, and
  * SiLU elsewhere, read the result table): on AMD the table is read with one
  * scalar load per element (lut16), 4.2-4.4 Gelem/s whatever the op (2^20, 1
  * thread, Zen 5), which beats this loop for exact, tanh and quick GELU
  * (float16 1.0-1.02x, bfloat16 1.05-1.10x) but not for SiLU's cheaper
  * formula (5.0-5.4 Gelem/s here) */
-GX_SPLIT16(silu_h16, 1, sig_fwd_h, gx_lut_silu, GX_FN(silu_f32_full), GX_FN(h2f), GX_FN(f2h))
-GX_SPLIT16(silu_b16, 1, sig_fwd_b, gx_lut_silu, GX_FN(silu_f32_full), GX_FN(b2f), GX_FN(f2b))
+GX_SPLIT16(silu_h16, 1, sig_fwd_h, GX_TABLE(silu_f32), GX_FN(silu_f32_full), GX_FN(h2f), GX_FN(f2h))
+GX_SPLIT16(silu_b16, 1, sig_fwd_b, GX_TABLE(silu_f32), GX_FN(silu_f32_full), GX_FN(b2f), GX_FN(f2b))
 /* the same bfloat16 kernels with AVX512-BF16's rounding (GX_VSTORE_BN),
  * taken where the CPU has it (gx_bf16cvt) */
-#ifdef GX_HAVE_BF16CVT
+#ifdef GX_F32_STORE_BN
 #define GX_SPLIT16_BN(name, NIN, LUT16, TAB, FULL)                          \
     GX_SPLIT16(name##_bn16, NIN, LUT16##_bn, TAB, FULL, GX_FN(b2f), GX_FN(f2b))
-GX_SPLIT16_BN(gelu_erf_grad, 2, lut_grad, gx_lut_erf_grad, GX_FN(gelu_erf_grad_f32_full))
-GX_SPLIT16_BN(gelu_tanh_grad, 2, lut_grad, gx_lut_tanh_grad, GX_FN(gelu_tanh_grad_f32_full))
-GX_SPLIT16_BN(silu_grad, 2, sig_grad, gx_lut_silu_grad, GX_FN(silu_grad_f32_full))
-GX_SPLIT16_BN(quick_gelu_grad, 2, sig_grad, gx_lut_quick_grad, GX_FN(quick_gelu_grad_f32_full))
-GX_SPLIT16_BN(silu, 1, sig_fwd, gx_lut_silu, GX_FN(silu_f32_full))
+GX_SPLIT16_BN(gelu_erf_grad, 2, lut_grad, GX_TABLE(gelu_erf_grad_f32), GX_FN(gelu_erf_grad_f32_full))
+GX_SPLIT16_BN(gelu_tanh_grad, 2, lut_grad, GX_TABLE(gelu_tanh_grad_f32), GX_FN(gelu_tanh_grad_f32_full))
+GX_SPLIT16_BN(silu_grad, 2, sig_grad, GX_TABLE(silu_grad_f32), GX_FN(silu_grad_f32_full))
+GX_SPLIT16_BN(quick_gelu_grad, 2, sig_grad, GX_TABLE(quick_gelu_grad_f32), GX_FN(quick_gelu_grad_f32_full))
+GX_SPLIT16_BN(silu, 1, sig_fwd, GX_TABLE(silu_f32), GX_FN(silu_f32_full))
 #undef GX_SPLIT16_BN
 #define GX_BN(name) (gx_bf16cvt ? GX_FN(name##_bn16) : GX_FN(name##_b16))
 #else
@@ -564,7 +471,7 @@ GX_SPLIT16_BN(silu, 1, sig_fwd, gx_lut_silu, GX_FN(silu_f32_full))
  * pipeline */
 static gx_k16 GX_FN(one16)(int base, int bf)
 {
-#ifdef GX_VW_16
+#ifdef GX_VEC16
     switch (base) {
     case GX_OP_SILU: return bf ? GX_BN(silu) : GX_FN(silu_h16);
     case GX_OP_GELU_ERF_GRAD: return bf ? GX_BN(gelu_erf_grad) : GX_FN(gelu_erf_grad_h16);
@@ -638,18 +545,14 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
 static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
 {
     gx_intp j = 0;
-#if GX_ISA_LEVEL == 2
+#ifdef GX_HAVE_GATHER16
     if (gx_amd_loops) {
         /* AMD: one scalar load per element, the baseline's loop (not
          * inlined here, where GCC would vectorise it into gathers) */
         gx_k_lut16_baseline(T, x, o, n);
         return;
     }
-    for (; j + 16 <= n; j += 16) {
-        __m512i ix = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + j)));
-        __m512i v = _mm512_i32gather_epi32(ix, (const void *)T, 2);
-        _mm256_storeu_si256((__m256i *)(o + j), _mm512_cvtepi32_epi16(v));
-    }
+    j = GX_FN(gather16)(T, x, o, n);
 #endif
     for (; j < n; j++) o[j] = T[x[j]];
 }
@@ -728,8 +631,6 @@ GX_OPS(GX_NARROW_ROWS)
 
 #undef GX_UNARY
 #undef GX_STREAM
-#undef GX_PREFETCH
-#undef GX_PF_BYTES
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_BIASED_ALL
@@ -743,8 +644,4 @@ GX_OPS(GX_NARROW_ROWS)
 #undef GX_PACK_U
 #undef GX_PACK_SLACK
 #undef GX_ID
-
-#undef GX_VW_16
 #undef GX_BN
-#undef GX_HAVE_BF16CVT
-#undef GX_BF16_TARGET

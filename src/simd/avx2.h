@@ -1,2 +1,102 @@
-/* simd/avx2.h */
+/*
+ * simd/avx2.h -- the primitives of the AVX2 path (AVX2, FMA, F16C): 8 float
+ * or 4 double lanes; a mask is a vector whose lanes' sign bits say yes
+ * (what blendv and movemask read).  What each name means is the contract at
+ * the top of gx_loops.h; every one is one IEEE operation, an exact table
+ * fetch or an exact select.
+ */
 #include <immintrin.h>
+
+#define GX_VEC 1
+
+/* ----------------------------------------------------- float32 lanes -- */
+#define GX_F32_W 8
+#define GX_F32_V __m256
+#define GX_F32_I __m256i
+#define GX_F32_M __m256
+#define GX_F32_LOAD(p) _mm256_loadu_ps(p)
+#define GX_F32_STORE(p, v) _mm256_storeu_ps(p, v)
+#define GX_F32_SET(f) _mm256_set1_ps(f)
+#define GX_F32_ADD(a, b) _mm256_add_ps(a, b)
+#define GX_F32_SUB(a, b) _mm256_sub_ps(a, b)
+#define GX_F32_MUL(a, b) _mm256_mul_ps(a, b)
+#define GX_F32_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define GX_F32_FMS(a, b, c) _mm256_fmsub_ps(a, b, c)
+#define GX_F32_NEG(v) _mm256_xor_ps(v, _mm256_set1_ps(-0.0f))
+#define GX_F32_ABSMIN(x, X) _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X)
+#define GX_F32_LO16(v) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(v), 16))
+#define GX_F32_INDEX(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 31))
+/* A 32-entry table for 8 lanes: AVX2's permute reaches 8 entries, so four
+ * permutes (the low 3 index bits) and three blends on index bits 3 and 4,
+ * shifted into the sign bits once per vector (GX_F32_LUT_PREP).  A gather
+ * per table runs at a quarter of this speed. */
+#define GX_F32_TAB struct { const float *p; }
+#define GX_F32_TAB_LOAD(r, tab) ((r).p = (tab))
+#define GX_F32_LUT_PREP(i)                                                  \
+    const __m256 b3_ = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28));       \
+    const __m256 b4_ = _mm256_castsi256_ps(_mm256_slli_epi32(i, 27))
+#define GX_F32_LUT(r, i) gx_lut32_avx2((r).p, i, b3_, b4_)
+static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 b4)
+{
+    __m256 a = _mm256_permutevar8x32_ps(_mm256_load_ps(t), i);
+    __m256 b = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 8), i);
+    __m256 c = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 16), i);
+    __m256 d = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 24), i);
+    return _mm256_blendv_ps(_mm256_blendv_ps(a, b, b3), _mm256_blendv_ps(c, d, b3), b4);
+}
+#define GX_F32_SIGNM(x) (x)                                  /* blendv reads the sign bit */
+#define GX_F32_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define GX_F32_SEL1MH(n, h) GX_F32_SEL(n, h, GX_F32_SUB(GX_F32_SET(1.0f), h))
+#define GX_F32_SELNEG(n, M) GX_F32_SEL(n, M, GX_F32_NEG(M))
+#define GX_F32_MASKMUL(m, src, a, b) GX_F32_SEL(m, GX_F32_MUL(a, b), src)
+#define GX_F32_SPECIAL(g) _mm256_or_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ), \
+    _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ))
+#define GX_F32_BAD(x, X) _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X, _CMP_NLE_UQ)
+#define GX_F32_BAD1(x, NX) _mm256_cmp_ps(x, NX, _CMP_NGE_UQ)
+#define GX_F32_MBITS(m) ((uint64_t)_mm256_movemask_ps(m))
+#define GX_F32_MANY(m) (_mm256_movemask_ps(m) != 0)
+
+/* 16-bit data in float32 lanes (exact widening; rounding to nearest even) */
+#define GX_VEC16 1
+#define GX_RNE16 (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define GX_F32_LOAD_H(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define GX_F32_LOAD_B(p) _mm256_castsi256_ps(_mm256_slli_epi32(                \
+    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define GX_F32_STORE_H(p, v) _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph(v, GX_RNE16))
+/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
+static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                                  _mm256_and_si256(hi, _mm256_set1_epi32(1)))), 16);
+    /* |u| <= 0x7fffffff, so the signed compare is the unsigned one */
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                           _mm256_set1_epi32(0x7f800000));
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);   /* r <= 0xffff */
+    _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
+}
+#define GX_F32_STORE_B(p, v) GX_FN(vstore_b)(p, v)
+
+/* ----------------------------------------------------- float64 lanes -- */
+#define GX_F64_W 4
+#define GX_F64_V __m256d
+#define GX_F64_M __m256d
+#define GX_F64_I __m128i
+#define GX_F64_LOAD(p) _mm256_loadu_pd(p)
+#define GX_F64_STORE(p, v) _mm256_storeu_pd(p, v)
+#define GX_F64_SET(f) _mm256_set1_pd(f)
+#define GX_F64_SUB(a, b) _mm256_sub_pd(a, b)
+#define GX_F64_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define GX_F64_FMS(a, b, c) _mm256_fmsub_pd(a, b, c)
+#define GX_F64_ABSMIN(x, X) _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X)
+#define GX_F64_INDEX(t) _mm_min_epi32(_mm256_cvttpd_epi32(t), _mm_set1_epi32(15))
+/* a 16-entry table: one gather (exact) */
+#define GX_F64_TAB struct { const double *p; }
+#define GX_F64_TAB_LOAD(r, tab) ((r).p = (tab))
+#define GX_F64_LUT_PREP(i) (void)0
+#define GX_F64_LUT(r, i) _mm256_i32gather_pd((r).p, i, 8)
+#define GX_F64_SIGNM(x) (x)                                  /* blendv reads the sign bit */
+#define GX_F64_SEL1MH(n, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n)
+#define GX_F64_BAD(x, X) _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)
+#define GX_F64_MBITS(m) ((uint64_t)_mm256_movemask_pd(m))
