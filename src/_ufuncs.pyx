@@ -82,7 +82,7 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
-    bfloat16 run the float32 kernels in C (gx_kernels_impl.h, narrow_run)."""
+    bfloat16 run the float32 kernels in C (gx_k_16bit.h, narrow_run)."""
     cdef intptr_t code = <intptr_t>data
     cdef int op = <int>(code >> 2), dt = <int>(code & 3)
     cdef int nin = gx_nin(op), k

@@ -70,4 +70,36 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #endif
 #define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
 
+/* Each op's number by its KERNEL column (gx_ops.h): GX_KID_gelu_erf_grad is
+ * GX_OP_GELU_ERF_GRAD; lists keyed by kernel name index op tables with it. */
+#define GX_KID_ROW_(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) GX_KID_##KERNEL = ID,
+enum { GX_OPS(GX_KID_ROW_) };
+#undef GX_KID_ROW_
+
+/* The CPU-dependent loop choices a row's fill reads (gx_kernels.c sets them
+ * from the CPU; the private setters change them and refill every table);
+ * the same bits either way.
+ * amd_loops: ReLU on large arrays in the plain loop, not in prefetching
+ *   blocks; 16-bit forward result tables read one load per element, not
+ *   gathered; forward SiLU on 16-bit data in one pass (gx_k_16bit.h).
+ * bf16cvt: the bfloat16 one-pass kernels round with STORE_BN where the ISA
+ *   has it (gx_loops.h). */
+typedef struct {
+    int amd_loops;
+    int bf16cvt;
+} gx_choices;
+
+/* The 16-bit path's types (gx_k_16bit.h): a one-pass kernel (x, g or NULL,
+ * out, n); a 16-bit type's conversions (widen: exact; narrow: round to
+ * nearest even), whether it is bfloat16, and its one-pass kernel per op. */
+typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
+typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
+typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
+typedef struct {
+    gx_widen_fn widen;
+    gx_narrow_fn narrow;
+    int bf;
+    const gx_k16 *one16;
+} gx_cv16;
+
 #endif

@@ -1,13 +1,23 @@
 /*
- * gx_kernels.c -- compiles the kernels of gx_kernels_impl.h once per
- * instruction set, picks one at run time from the CPU's features, and runs a
+ * gx_kernels.c -- compiles the kernels once per row of GX_ISAS (gx_isas.h,
+ * through gx_isa_compile.h), picks one row at run time from the CPU's
+ * features, fills the dispatch tables for the CPU's loop choices, and runs a
  * contiguous call on gelu_ext's thread pool (gx_pool.c) when it is large
  * enough to pay for threads.
  *
+ * The kernel files, each included once per row:
+ *   src/simd/<row>.h    the row's primitives (the contract: gx_loops.h)
+ *   gx_loops.h          the table loops (float32, 16-bit and float64 lanes)
+ *   gx_k_forms.h        elementwise, fused-bias, gated and streaming loops
+ *   gx_k_split.h        the split driver (table where it covers, else FULL)
+ *   gx_k_instances.h    which float32 and float64 kernel each op runs
+ *   gx_k_16bit.h        the float16 and bfloat16 kernels of every op
+ *
  * Design:
- * - Run-time dispatch, not -march=native: the same wheel runs on any x86-64
- *   and uses AVX2+FMA or AVX-512 where the CPU has them.  Other architectures
- *   (and compilers without the target pragma) build the baseline path only.
+ * - Run-time dispatch, not -march=native: the same wheel runs on any CPU of
+ *   its architecture and uses the best row of GX_ISAS the CPU has.  Rows of
+ *   other architectures (and compilers without the target pragma) are not
+ *   in the list: such a build has the baseline path only.
  * - Every path performs the same IEEE operations (the build turns off FP
  *   contraction), so all paths give the same bits; the tests check each path
  *   against the reference anyway (GELU_EXT_ISA / gelu_ext._set_isa).
@@ -25,21 +35,6 @@
 
 #include <fenv.h>
 #include <stdlib.h>
-
-/* Loop choices that measured the other way round on AMD (gx_init_tables sets
- * this from the CPUID vendor; the same bits either way):
- * - ReLU on arrays past GX_STREAM_MIN: blocks with software prefetch
- *   (GX_STREAM in gx_kernels_impl.h), on AMD the plain loop;
- * - float16 and bfloat16 forward ops: the result table (table16) read with
- *   AVX-512 gathers; on AMD, whose gathers are slow, read one load per
- *   element (lut16), and plain SiLU runs its table loop on the 16-bit data
- *   (one16). */
-static int gx_amd_loops = 0;
-/* AVX512-BF16 (vcvtneps2bf16) for the bfloat16 table loops' rounding: set
- * from CPUID where the AVX-512 path is usable; _ufuncs._bf16cvt can turn it
- * off (tests run both ways; the same bits either way). */
-static int gx_bf16cvt = 0;
-
 
 /* The kernels, once per row of GX_ISAS (gx_isas.h): slot k compiles row k
  * of this architecture, an empty slot nothing. */
@@ -69,7 +64,9 @@ static const char *const gx_isa_target_table[GX_NISA] = { GX_ISAS(GX_ISA_TARGET_
 static const char *const gx_isa_vreg_table[GX_NISA] = { GX_ISAS(GX_ISA_VREG_ROW) };
 static const int gx_isa_level_table[GX_NISA] = { GX_ISAS(GX_ISA_LEVEL_ROW) };
 static int (*const gx_isa_cpu_table[GX_NISA])(void) = { GX_ISAS(GX_ISA_CPU_ROW) };
-static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT]) = { GX_ISAS(GX_ISA_FILL_ROW) };
+static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c) = {
+    GX_ISAS(GX_ISA_FILL_ROW)
+};
 
 #define GX_ISA_IN_TABLE(isa) ((isa) >= 0 && (isa) < GX_NISA)
 int gx_nisa(void) { return GX_NISA; }
@@ -154,24 +151,30 @@ int gx_best_isa(void)
     return best;
 }
 
+/* The loop choices (gx_choices, gx_kdefs.h) and every row's dispatch table
+ * filled for them; gx_init_tables sets them from the CPU.  Measured, 1
+ * thread, 2^20 elements.  amd_loops (CPUID vendor AMD): AMD EPYC Zen 5,
+ * ReLU float32/float64 against np.copyto 0.94-1.00 in the plain loop,
+ * 0.71-0.86 in prefetching blocks; float16 exact GELU 0.73x our float32 rate
+ * from the gathered result table, one pass 1.07x the table read one load per
+ * element, SiLU 1.75x.  Intel Xeon (AVX-512): ReLU 0.99 in blocks against
+ * 0.76; float16 exact GELU 2.35x from the gathered table.  bf16cvt (AVX-512
+ * with AVX512-BF16), AMD Zen 5: bfloat16 exact GELU's gradient 1.18x. */
+static gx_choices gx_cpu_choices;
+static void gx_fill_all(void)
+{
+    for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i], &gx_cpu_choices);
+}
+
 static void gx_init_tables(void)
 {
     if (gx_active) return;
-    for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i]);
-    gx_isa = gx_best_isa();
 #if GX_ARCH_X86_64
-    /* Measured, 1 thread.  ReLU float32/float64, 2^20-2^22 elements, against
-     * np.copyto: Intel Xeon (AVX-512) 0.76 -> 0.99 with the prefetching
-     * blocks; AMD EPYC Zen 5 0.71-0.86 with them, 0.94-1.00 with the plain
-     * loop.  float16 exact GELU 2^20 against our float32 rate: Intel Xeon
-     * 2.35x from the result table; AMD Zen 5 0.73x from the table, 0.71-0.76x
-     * in one pass (side by side in one process: one pass 1.07x the table,
-     * SiLU 1.75x) */
-    gx_amd_loops = gx_is_amd();
-    /* bfloat16, 2^20, 1 thread, AMD Zen 5, against the integer rounding:
-     * exact GELU 1.29x, its gradient 1.18x (GX_VSTORE_BN in gx_lut_simd.h) */
-    gx_bf16cvt = gx_has_avx512bf16();
+    gx_cpu_choices.amd_loops = gx_is_amd();
+    gx_cpu_choices.bf16cvt = gx_has_avx512bf16();
 #endif
+    gx_fill_all();
+    gx_isa = gx_best_isa();
     gx_active = gx_tables[gx_isa];
 }
 
@@ -200,16 +203,22 @@ void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
 int gx_set_amd_loops(int on)
 {
     gx_init_tables();
-    int was = gx_amd_loops;
-    if (on >= 0) gx_amd_loops = on != 0;
+    int was = gx_cpu_choices.amd_loops;
+    if (on >= 0) {
+        gx_cpu_choices.amd_loops = on != 0;
+        gx_fill_all();
+    }
     return was;
 }
 int gx_set_bf16cvt(int on)
 {
     gx_init_tables();
-    int was = gx_bf16cvt;
+    int was = gx_cpu_choices.bf16cvt;
 #if GX_ARCH_X86_64
-    if (on >= 0) gx_bf16cvt = on != 0 && gx_has_avx512bf16();
+    if (on >= 0) {
+        gx_cpu_choices.bf16cvt = on != 0 && gx_has_avx512bf16();
+        gx_fill_all();
+    }
 #endif
     return was;
 }

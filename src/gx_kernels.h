@@ -62,7 +62,7 @@ uint16_t gx_float_to_half(float f);
  * its own case (the add could carry it into inf or the sign): its sign and
  * top payload bits are kept and it is made quiet.  Plain integer operations,
  * so the loops that call these vectorise on every ISA path with the same
- * bits (gx_kernels_impl.h, b2f/f2b). */
+ * bits (gx_k_16bit.h, b2f/f2b). */
 static inline float gx_bfloat16_to_float(uint16_t h)
 {
     uint32_t u = (uint32_t)h << 16;

@@ -109,7 +109,7 @@ typedef struct {
 
 #include "gx_lut_tables.h"
 
-/* the table of each float32 kernel (gx_kernels_impl.h, GX_SPLIT).  The
+/* the table of each float32 kernel (gx_k_instances.h, GX_F32_SPLITS).  The
  * vector loops of lut_fwd and lut_gate test only x < -x (GX_VBAD1): their
  * tables must be forward GELU tables (xp = inf, GELU_FWD in fit_lut.py); the
  * scalar twins test gx_lut_ok, so a mismatch shows as paths that disagree. */

@@ -64,7 +64,7 @@ typedef struct {
 
 #include "gx_lut64_tables.h"
 
-/* the table of each float64 split kernel (gx_kernels_impl.h, GX_SPLIT), and
+/* the table of each float64 split kernel (gx_k_instances.h, GX_SPLIT), and
  * so of the fused-bias and gated float64 forms that run it */
 #define gx_gelu_erf_f64_table gx_lut64_erf
 #define gx_gelu_tanh_f64_table gx_lut64_tanh

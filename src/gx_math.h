@@ -5,7 +5,7 @@
  * - Every function here is `static inline`, free of libm calls (other than
  *   fma/fabs, which are single instructions where the ISA has them) and free
  *   of real branches (only ternary selects), so the array kernels in
- *   gx_kernels_impl.h, compiled once per instruction set, inline it and the
+ *   gx_k_instances.h, compiled once per instruction set, inline it and the
  *   compiler vectorises the loop.  The exponential and the normal tail are
  *   therefore our own polynomials (coefficients from bench/fit_gx.py).
  * - Built with -ffp-contract=off: no a*b+c is silently fused, so every ISA
@@ -40,7 +40,7 @@
  * cancellation, unlike 1/2 x (1 + erf(x/sqrt2))).
  * float32 for |x| <= 4.5 (the bulk of real data) does not come here: it runs
  * in float32 lanes from the piecewise tables of gx_lut.h; the float32
- * formulas below serve the other elements (GX_SPLIT in gx_kernels_impl.h).
+ * formulas below serve the other elements (GX_SPLIT, gx_k_split.h).
  * Likewise float64 exact and tanh GELU for |x| <= 5 (gx_lut64.h); their
  * float64 formulas below serve |x| > 5, NaN and inf, and every float64
  * derivative and the SiLU family use them throughout.
