@@ -63,7 +63,7 @@ extensions = [
         sources=["src/_textbook.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-        extra_compile_args=[a for a in compile_args if a != "-fopenmp"],
+        extra_compile_args=compile_args,
     ),
 ]
 

@@ -60,7 +60,6 @@ def _config():
         "compiled_isas": list(_ufuncs._compiled_isas()),
         "isa_targets": ", ".join(f"{name}: {target or '(build flags)'}"
                                  for name, (_, target, _) in _ufuncs._isa_table().items()),
-        "openmp": _ufuncs._openmp(),
         "pool": _POOL if _ufuncs._pool_threaded() else "none (built without threads): serial",
         "wait_policy": _WAIT if _ufuncs._pool_threaded() else "-",
         "num_threads": get_num_threads(),

@@ -55,7 +55,6 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_compiled_isa(int isa)
     int gx_get_isa()
     int gx_set_isa(int isa)
-    int gx_openmp()
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
@@ -294,10 +293,6 @@ def _set_isa(name):
     if gx_set_isa(ISA_NAMES.index(name)) != 0:
         raise ValueError(f"isa {name!r} is not available on this CPU/build; "
                          f"the best here is {_best_isa()!r}")
-
-
-def _openmp():
-    return bool(gx_openmp())
 
 
 def _pool_threaded():

@@ -189,8 +189,6 @@ int gx_set_isa(int isa)
     return 0;
 }
 
-int gx_openmp(void) { return 0; }   /* threads come from gx_pool.c, not OpenMP */
-
 int gx_get_num_threads(void)
 {
     if (!gx_pool_threaded()) return 1;

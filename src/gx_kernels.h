@@ -30,7 +30,6 @@ int gx_compiled_isa(int isa);   /* 1 if this build has the path: every row of GX
 int gx_get_isa(void);
 int gx_set_isa(int isa);        /* returns 0, or -1 if this CPU does not run it */
 
-int gx_openmp(void);            /* 0: threads come from gx_pool.c, not OpenMP */
 int gx_get_num_threads(void);   /* threads a large call will use */
 void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);

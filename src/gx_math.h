@@ -172,15 +172,6 @@ GX_INLINE double gx_pow2(double k)
     return gx_from_bits((gx_bits(k + GX_SHIFT) + 1023u) << 52);
 }
 
-/* v * 2^k for integer k in [-2044, 0]: two factors that are both normal, so
- * the first product is exact (v is well inside the normal range) and only the
- * second rounds -- once -- into the subnormal range. */
-GX_INLINE double gx_scale(double v, double k)
-{
-    double k1 = gx_rint(0.5 * k);
-    return (v * gx_pow2(k1)) * gx_pow2(k - k1);
-}
-
 /* ------------------------------------------------------------------ exp -- */
 
 /* exp(a + al) = 2^k (1 + s + *sl) for a <= 0 (a >= -1100), |al| <= 2^-40 |a|.
@@ -586,8 +577,6 @@ GX_INLINE double gx_quick_gelu_grad_f32d(float x) { return gx_xsig_grad_f32d(x, 
 GX_INLINE double gx_gelu_erf_grad_f64(double x) { return gx_gelu_erf_grad_core(x, 1); }
 /* float32 inputs: the float32-grade polynomials, result still in double */
 GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((double)x, 0); }
-GX_INLINE float gx_gelu_erf_grad_f32(float x) { return (float)gx_gelu_erf_grad_f32d(x); }
-GX_INLINE float gx_gelu_tanh_grad_f32(float x) { return (float)gx_gelu_tanh_grad_f32d(x); }
 
 
 /* ----------------------------------------------------------------- ReLU -- */
