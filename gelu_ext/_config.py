@@ -65,7 +65,7 @@ def _config():
         "num_threads": get_num_threads(),
         "default_threads": _ufuncs._default_num_threads(),
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
-        "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
+        "relu_parallel_threshold": _ufuncs._op_parallel_threshold("relu"),
         "chunk": _ufuncs._get_chunk(),
         "cpu_loops": ("AMD: ReLU in a plain loop, 16-bit forward tables read without gathers"
                       " (SiLU in one pass)" if _ufuncs._amd_loops()

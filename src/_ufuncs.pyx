@@ -34,7 +34,9 @@ cdef extern from "gx_pool.h" nogil:
     int gx_pool_default_threads()
     int gx_pool_threaded()
     int gx_pool_workers()
-    void gx_pool_stats(long long out[7], int reset)
+    enum: GX_POOL_NSTATS
+    void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
+    const char *gx_pool_stat_name(int i)
 
 cdef extern from "gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
@@ -58,6 +60,11 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
+    gx_intp gx_get_op_parallel_threshold(int op)
+    size_t gx_itemsize(int dt)
+    intptr_t gx_loop_code(int op, int dt)
+    int gx_loop_op(intptr_t code)
+    int gx_loop_dt(intptr_t code)
     int gx_set_amd_loops(int on)
     int gx_set_bf16cvt(int on)
     gx_intp gx_get_chunk()
@@ -83,9 +90,9 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
     bfloat16 run the float32 kernels in C (gx_k_16bit.h, narrow_run)."""
     cdef intptr_t code = <intptr_t>data
-    cdef int op = <int>(code >> 2), dt = <int>(code & 3)
+    cdef int op = gx_loop_op(code), dt = gx_loop_dt(code)
     cdef int nin = gx_nin(op), k
-    cdef size_t isz = 8 if dt == GX_F64 else (2 if dt == GX_F16 or dt == GX_BF16 else 4)
+    cdef size_t isz = gx_itemsize(dt)
     cdef cnp.npy_intp n = dims[0], start, m
     cdef bint contiguous = True
     cdef const void *inp[3]
@@ -138,7 +145,7 @@ cdef object _make(int op):
     dts[0], dts[1], dts[2] = GX_F16, GX_F32, GX_F64
     for j in range(3):
         _funcs[op][j] = <cnp.PyUFuncGenericFunction>_loop
-        _data[op][j] = <void *><intptr_t>((op << 2) | dts[j])
+        _data[op][j] = <void *>gx_loop_code(op, dts[j])
         for k in range(nin + 1):
             _types[op][j * (nin + 1) + k] = codes[j]
     # the name and doc are the table's static C strings, alive as long as the module
@@ -226,7 +233,7 @@ def _register_bfloat16():
             types[k] = num
         cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>o.ufunc, num,
                                         <cnp.PyUFuncGenericFunction>_loop, types,
-                                        <void *><intptr_t>((op << 2) | GX_BF16))
+                                        <void *>gx_loop_code(op, GX_BF16))
     return dt, None
 
 
@@ -339,9 +346,10 @@ def _bf16cvt(int on=-1):
 
 def _pool_stats(bint reset=False):
     """Pool counters (see gx_pool.h) as a dict; ``reset`` zeroes them."""
-    cdef long long v[7]
+    cdef long long v[GX_POOL_NSTATS]
+    cdef int i
     gx_pool_stats(v, reset)
-    return {"jobs": v[0], "helped": v[1], "stalls": v[2], "wait_ns": v[3], "max_running": v[4], "join_ns": v[5], "backoff": v[6]}
+    return {gx_pool_stat_name(i).decode(): v[i] for i in range(GX_POOL_NSTATS)}
 
 
 def _get_num_threads():
@@ -354,6 +362,11 @@ def _set_num_threads(int n):
 
 def _get_parallel_threshold():
     return gx_get_parallel_threshold()
+
+
+def _op_parallel_threshold(str name):
+    """Elements below which a call of op ``name`` stays on one thread."""
+    return gx_get_op_parallel_threshold(_OP_ID[name])
 
 
 def _set_parallel_threshold(Py_ssize_t n):

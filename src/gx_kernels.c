@@ -102,19 +102,14 @@ int gx_op_kind(int op) { return GX_IN_TABLE(op) ? gx_kind_table[op] : -1; }
 const char *gx_op_name(int op) { return GX_IN_TABLE(op) ? gx_name_table[op] : NULL; }
 const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL; }
 
-static size_t gx_itemsize(int dt)
-{
-    return dt == GX_F64 ? sizeof(double)
-         : (dt == GX_F16 || dt == GX_BF16) ? sizeof(uint16_t) : sizeof(float);
-}
-
 static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];
 static gx_kernel (*gx_active)[GX_NDT] = NULL;
 static int gx_isa = -1;
 static int gx_num_threads = 0;
 /* Below this many elements a call stays on the calling thread: starting a
  * parallel region costs a few microseconds, more than the work it splits.
- * ReLU is memory-bound and needs far more elements to gain. */
+ * ReLU is memory-bound and needs GX_MEMBOUND_FACTOR times more to gain. */
+#define GX_MEMBOUND_FACTOR 8
 static gx_intp gx_threshold = 1 << 15;
 /* Elements per chunk a thread takes at a time (a multiple of 64, so chunks
  * start on cache lines when the arrays are aligned).  Small enough that a
@@ -235,9 +230,14 @@ static void gx_clear_fp_flags(void)
 
 /* Threads worth starting for n elements of op: none below two blocks of the
  * threshold, and never more than one per block. */
+gx_intp gx_get_op_parallel_threshold(int op)
+{
+    return (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? GX_MEMBOUND_FACTOR * gx_threshold : gx_threshold;
+}
+
 static int gx_threads_for(int op, gx_intp n)
 {
-    gx_intp min_block = (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
+    gx_intp min_block = gx_get_op_parallel_threshold(op);
     int nt = 1;
     if (n >= 2 * min_block) {
         nt = gx_get_num_threads();

@@ -18,8 +18,21 @@ typedef ptrdiff_t gx_intp;   /* same width as npy_intp on every platform NumPy s
 #include "gx_isas.h"
 
 /* GX_F16: uint16_t IEEE half; GX_BF16: uint16_t bfloat16 (the upper half of a
- * float32, ml_dtypes.bfloat16).  The ufunc loops carry dt in 2 bits (src/_ufuncs.pyx). */
+ * float32, ml_dtypes.bfloat16). */
 enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_BF16 = 3, GX_NDT = 4 };
+
+/* Bytes per element of dtype dt. */
+static inline size_t gx_itemsize(int dt)
+{
+    return dt == GX_F64 ? 8 : (dt == GX_F16 || dt == GX_BF16) ? 2 : 4;
+}
+
+/* The data pointer of a ufunc loop (src/_ufuncs.pyx) carries (op, dt) as
+ * (op << 2) | dt: dt in the low 2 bits. */
+typedef char gx_ndt_fits_2_bits[GX_NDT <= 4 ? 1 : -1];
+static inline intptr_t gx_loop_code(int op, int dt) { return ((intptr_t)op << 2) | dt; }
+static inline int gx_loop_op(intptr_t code) { return (int)(code >> 2); }
+static inline int gx_loop_dt(intptr_t code) { return (int)(code & 3); }
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.
  * out may be the very same buffer as an input (in place), never a partial overlap. */
@@ -34,6 +47,7 @@ int gx_get_num_threads(void);   /* threads a large call will use */
 void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
+gx_intp gx_get_op_parallel_threshold(int op);   /* op's: ReLU's is a multiple of the above */
 int gx_set_amd_loops(int on);   /* the AMD loop choices (gx_kernels.c): 1 on, 0 off, -1 ask; returns the old setting */
 int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results: 1 on (where the CPU has it), 0 off, -1 ask; returns the old setting */
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
