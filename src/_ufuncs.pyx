@@ -331,8 +331,8 @@ def _amd_loops(int on=-1):
     prefetching blocks, 16-bit forward result tables read one load per
     element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1
     (default) leave them; returns the setting before the call.  Chosen from
-    the CPU vendor at import; for tests and measurements, the results never
-    depend on it."""
+    the CPU vendor at import; a change refills the dispatch tables.  For
+    tests and measurements: the results never depend on it."""
     return gx_set_amd_loops(on)
 
 
@@ -340,7 +340,8 @@ def _bf16cvt(int on=-1):
     """AVX512-BF16's vcvtneps2bf16 for rounding bfloat16 results in the
     table loops: 1 on (only where the CPU has it; else stays off), 0 off, -1
     (default) leave it; returns the setting before the call.  On where the
-    CPU has it; for tests and measurements, the results never depend on it."""
+    CPU has it; a change refills the dispatch tables.  For tests and
+    measurements: the results never depend on it."""
     return gx_set_bf16cvt(on)
 
 

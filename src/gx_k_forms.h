@@ -31,9 +31,8 @@
  * second copy of it, and BASE's own vectorisation (or split) is kept.  In
  * place is safe: a block of x is read before that block of out is written. */
 #ifndef GX_BIAS_B
-#define GX_BIAS_B 4096   /* a float32 BASE splits per call, and pays the    */
-#endif                   /* split's fixed cost once per call (measured at a */
-                         /* 4096 split block; not remeasured at 8192)       */
+#define GX_BIAS_B 4096   /* a float32 BASE splits per call, and pays the */
+#endif                   /* split's fixed cost once per call             */
 #define GX_BIASED(name, T, BASE, NIN)                                       \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \

@@ -18,23 +18,18 @@
  * packed elements.  Which formula an element gets depends on its value only
  * (not on the block or thread split).  In place (out == an input) the block's
  * inputs are copied first; NumPy never passes partially overlapping arrays.
- * NIN = 2: a derivative kernel, g = in[1] travels with x. */
-/* Why 8192 (float32) and not 1024: per block the split pays a fixed cost
- * (the packing loop's exit, FULL's call and set-up) whatever the number of
- * packed elements.  On 2 N(0,1) data (1.3% of float32 elements outside the
- * exact GELU table) with the AVX-512 packing below, measured on AMD Zen 5:
- * the split added 66 ns per 1024 elements to the table loop's 175 at 1024,
- * 21 at 4096, 16 at 8192; with the faster table loop of the packed tables,
- * 8192 instead of 4096 gave exact GELU 2-3% at 2^20 (1 thread). */
+ * NIN = 2: a derivative kernel, g = in[1] travels with x.  The block,
+ * GX_BLK(T), and why it is that size: gx_kdefs.h. */
 /* ob[j] = N(F(W(xs[j]), W(gs[j]))) for the j < m whose bit in bad equals
  * want (times gs[j] if MUL: a gated form's general-formula elements; W and N
  * widen and narrow 16-bit data, GX_ID otherwise).
- * Packing (AVX2, baseline; AVX-512 below): the first GX_PACK_U set bits of each mask word are taken without
- * a branch (a step past the last set bit writes a clamped index that k does
- * not count, into the buffers' slack); a loop takes the rest.  Rare elements
- * fall a few to a word, and a loop that ran once per set bit mispredicted
- * its exit once per word: that, not the general formula, was half the cost
- * of the split on normally distributed data. */
+ * Packing, with the ISA's GX_FN(pack_idx) where its header has one
+ * (GX_HAVE_PACK_IDX: AVX-512), else bit by bit: the first GX_PACK_U set
+ * bits of each mask word are taken without a branch (a step past the last
+ * set bit writes a clamped index that k does not count, into the buffers'
+ * slack) and a loop takes the rest.  Rare elements fall a few to a word:
+ * a loop run once per set bit would mispredict its exit once per word,
+ * half the cost of the split on normally distributed data. */
 #define GX_PACK_U 3
 #define GX_ID(v) (v)
 #define GX_PACK_ONE(NIN, s, W)          /* the lowest set bit of mk, to slot s */ \

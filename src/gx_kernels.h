@@ -48,8 +48,10 @@ void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
 gx_intp gx_get_op_parallel_threshold(int op);   /* op's: ReLU's is a multiple of the above */
-int gx_set_amd_loops(int on);   /* the AMD loop choices (gx_kernels.c): 1 on, 0 off, -1 ask; returns the old setting */
-int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results: 1 on (where the CPU has it), 0 off, -1 ask; returns the old setting */
+/* The loop choices (gx_choices in gx_kdefs.h): 1 on, 0 off, -1 ask; each
+ * returns the old setting, and a change refills the dispatch tables. */
+int gx_set_amd_loops(int on);   /* the AMD loop choices */
+int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results (where the CPU has it) */
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
 void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */
 

@@ -39,8 +39,7 @@
  *                                                 and refitted
  *   a priori <= 1.11 ULP: the worst cases of the three terms do not meet, and
  *   the proof of <= 1 ULP is the exhaustive run over all 2^32 inputs
- *   (bench/ulp.py --exhaustive): exact GELU 0.916 ULP, tanh form 0.945 ULP
- *   (0.911 and 0.965 before PACKING).
+ *   (bench/ulp.py --exhaustive): exact GELU 0.916 ULP, tanh form 0.945 ULP.
  * - derivative, in ULPs of s = max(|Phi|, |x phi|) (tanh: of its two terms),
  *   r = fl(B g + fl(sM g)):  0.5 ULP(r) <= 1 ULP(s) (|r| <= 1.13 s) + 0.1 ULP(s)
  *   (rounding sM g, |M| <= 0.2 s) + 0.4 + 0.21 ULP(s) as above: a priori
@@ -55,8 +54,8 @@
  * x > 6 gives fma(x, 1, -M(6)) = x, +inf included.  x < -4.5 is the tail,
  * where x q(x) is the result, and still takes the general formula.  This
  * halves the elements that leave the table loop (2.4% of 2 N(0,1) data) at
- * the price of one piece on [0, 4.5]: the exhaustive maximum of exact GELU
- * went from 0.849 to 0.911 ULP (at x = -3.855; wider pieces, larger |M|/|r|).
+ * the price of one piece on [0, 4.5] (wider pieces, larger |M|/|r|: the
+ * exhaustive maximum of exact GELU is at x = -3.855).
  * The derivative tables stay symmetric: a phi(a) is half an ULP of 1 only
  * from a = 5.9 on, too wide a piece for the derivative's fit.
  * PACKING (two table fetches fewer per vector: the AVX-512 loop is bound by
@@ -72,12 +71,11 @@
  * lower coefficients refitted after each, bench/fit_lut.py): 7 table fetches
  * instead of 9.  m_6 d^6 stays below 2^-16 of |r| and m_5 d^5 below 2^-14,
  * and what their 2^-8 relative rounding leaves is mostly taken up by the
- * refit: the worst fit errors are 1.08e-8 (exact GELU, was 9.3e-9), 1.25e-8
- * (tanh form, was 1.05e-8), 8.8e-9 and 1.24e-8 (their derivatives, were
- * 1.11e-8 and 1.05e-8), inside the budget below.  Piece 0 keeps c_0 = 0 (its
+ * refit: the worst fit errors are 1.08e-8 (exact GELU), 1.25e-8 (tanh
+ * form), 8.8e-9 and 1.24e-8 (their derivatives), inside the budget above.  Piece 0 keeps c_0 = 0 (its
  * m_5 entry's low bits are zero).  The degree-5 tables (sigmoid family)
  * store m_6 = 0 with H's bits: an entry the kernels fetch for H only (deg,
- * GX_VPOLY's S).
+ * GX_F32_TABLE_BODY's S).
  * IEEE SPECIAL CASES: the array kernels send NaN, +-inf and |x| > T->x to
  * the general double formulas of gx_math.h (GX_SPLIT).  x = +-0 gives +-0
  * (forward) and g/2 (derivative).  Tiny x: M = -x^2/sqrt(2 pi) underflows and
@@ -110,7 +108,7 @@ typedef struct {
 #include "gx_lut_tables.h"
 
 /* the table of each float32 kernel (gx_k_instances.h, GX_F32_SPLITS).  The
- * vector loops of lut_fwd and lut_gate test only x < -x (GX_VBAD1): their
+ * vector loops of lut_fwd and lut_gate test only x < -x (GX_F32_BAD1): their
  * tables must be forward GELU tables (xp = inf, GELU_FWD in fit_lut.py); the
  * scalar twins test gx_lut_ok, so a mismatch shows as paths that disagree. */
 #define gx_gelu_erf_f32_table gx_lut_erf
@@ -139,9 +137,9 @@ GX_INLINE float gx_lut_clamp(const gx_lut *T, float a) { return a < T->xc ? a : 
  * puts the sum in [2^23, 2^24), where float32's ULP is 1; n <= 51 at a = xc =
  * 6), so the bits of t are the bits of GX_LUT_MAGIC plus n, and the vector
  * loops take the index from them directly (a min on the integer bits, no
- * conversion: 5% of the AVX-512 table loop on AMD Zen 5).  Before, t =
- * fma(.., 0.5) was truncated: the same piece except within a rounding of t
- * of a boundary, inside the fit's margin (bench/fit_lut.py). */
+ * conversion: 5% of the AVX-512 table loop on AMD Zen 5).  t's rounding
+ * decides the piece of an a at a boundary: each piece is fitted a margin
+ * (1e-4 of its width) beyond its ends (bench/fit_lut.py). */
 #define GX_LUT_MAGIC 12582912.0f
 #define GX_LUT_MAGIC_BITS 0x4b400000      /* its bits */
 GX_INLINE int gx_lut_index(const gx_lut *T, float a)

@@ -39,9 +39,8 @@
  *   bound of 2, with every rounding at its worst and in the worst binade at
  *   once.  Measured (bench/results/ulp_f64.txt, 10^6 and 2.5 10^5 points):
  *   1.134 and 1.123 ULP, at x = -1.92 and -2.82; the mean error is 0.26 ULP.
- *   Before T0 and the harmonic H (piece 0 up to a = 0.46, rho 0.63 / 0.88)
- *   the worst was 1.42 ULP at x = -0.34, where |r| sits at the top of its
- *   binade and M at the bottom of its own.
+ *   T0 and the harmonic H keep rho low in piece 0, where |r| can sit at the
+ *   top of its binade and M at the bottom of its own.
  * Tiny x: M = -a^2 phi(0)-ish underflows and the fma rounds x/2 once, so a
  * subnormal tie x/2 may round to even: 0.5 ULP + x^2/sqrt(2 pi), within the
  * bound.  x = +-0 gives +-0.  NaN, +-inf and |x| > 5 never use the result.

@@ -119,10 +119,10 @@ static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
  * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
  * gather and put-back loops run whole vectors (a duplicate writes the same
  * value to the same place): no loop's trip count follows the element count.
- * On AMD Zen 5, exact GELU on 2 N(0, 1) data: the split costs 21 ns per
- * 1024 elements at 4096-element blocks with this packing, 66 with the
- * bit-by-bit one of the other paths, which cannot pay its per-block costs
- * once per 4096 elements. */
+ * The per-block costs are paid once per block, so the split's cost falls
+ * with the block size (gx_kdefs.h, GX_SPLIT_B); the bit-by-bit packing of
+ * the other paths pays per mask word (AMD Zen 5, exact GELU on 2 N(0, 1)
+ * data: 66 ns per 1024 elements at 4096-element blocks). */
 #define GX_HAVE_PACK_IDX 1
 static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int *idx)
 {
