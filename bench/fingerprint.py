@@ -44,7 +44,8 @@ bytes read as uint64 words v: per chunk, ``h = h * M + sum(v_j * (2 j + 1))``
 (mod 2^64, odd weights, so any single changed word changes it) and
 ``x ^= xor(v)``, printed as ``h:x``.
 
-Usage (on 2 cores the full run takes ~15 min, --quick seconds)::
+Usage (the full run took 38 min on 2 cores shared with other jobs, load ~9:
+bench/results/fingerprint.txt; --quick 15-80 s)::
 
     python bench/fingerprint.py [--quick] [--isa NAME ...] [-o FILE]
     python bench/fingerprint.py --compare bench/results/fingerprint.txt
@@ -291,7 +292,8 @@ def header(argv):
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     except OSError:
-        commit = "?"
+        commit = ""
+    commit = commit or "? (not a git checkout)"
     from gelu_ext._config import _cpu_model
     return [f"# python bench/fingerprint.py {' '.join(argv)}",
             f"# commit {commit}; gelu_ext {_ufuncs.__file__}",
