@@ -1,6 +1,10 @@
 /*
- * simd/end.h -- forgets the primitives of the row just compiled (every name
- * of the contract in gx_loops.h), so the next row's header starts clean.
+ * simd/end.h -- forgets the primitives and loop macros of the row just
+ * compiled (every name of the contract in gx_loops.h, and the defaults that
+ * file gives the overridable ones), so the next row's header starts clean.
+ * A primitive missing here shows as a "redefined" warning when the next
+ * row's header defines it; an overridable default (GX_TABLE, GX_F32_TABLE_*,
+ * GX_F64_TABLE_*) missing here would be kept silently, so they are listed.
  */
 #undef GX_BN_TARGET
 #undef GX_F32_ABSMIN
