@@ -52,12 +52,19 @@ _WAIT = ("passive: spin 100 us, then sleep; after a call held up by a deschedule
 _AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 
 
+_F32_TABLES = {
+    8: "8-piece (src/gx_lut8.h: one vpermps per coefficient; the bits of its own scalar twins)",
+    32: "32-piece (src/gx_lut.h; the bits of the baseline path)",
+}
+
+
 def _config():
     return {
         "version": __import__("gelu_ext").__version__,
         "isa": _ufuncs._get_isa(),
         "best_isa": _ufuncs._best_isa(),
         "compiled_isas": list(_ufuncs._compiled_isas()),
+        "f32_tables": _F32_TABLES[_ufuncs._f32_pieces(_ufuncs._get_isa())],
         "isa_targets": ", ".join(f"{name}: {target or '(build flags)'}"
                                  for name, (_, target, _) in _ufuncs._isa_table().items()),
         "pool": _POOL if _ufuncs._pool_threaded() else "none (built without threads): serial",

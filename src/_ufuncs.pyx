@@ -23,6 +23,8 @@ Design:
 """
 from collections import namedtuple
 
+import numpy as np
+
 cimport numpy as cnp
 from libc.stdint cimport intptr_t
 from libc.string cimport memcpy
@@ -53,6 +55,9 @@ cdef extern from "gx_kernels.h" nogil:
     const char *gx_isa_target(int isa)
     const char *gx_isa_vreg(int isa)
     int gx_isa_level(int isa)
+    int gx_isa_f32_pieces(int isa)
+    int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+                 unsigned char *ok, gx_intp n)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
     int gx_get_isa()
@@ -279,6 +284,40 @@ def _isa_table():
     vectors) for every row of src/gx_isas.h this build has."""
     return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
             for i in range(gx_nisa())}
+
+
+def _f32_pieces(name):
+    """The float32 tables ISA path ``name`` reads: 8 (src/gx_lut8.h) or 32
+    (src/gx_lut.h); a path gives the bits of that file's scalar twins."""
+    if name not in ISA_NAMES:
+        raise ValueError(f"isa must be one of {ISA_NAMES}, got {name!r}")
+    return gx_isa_f32_pieces(ISA_NAMES.index(name))
+
+
+def _twin8(kernel, x, g=None):
+    """The scalar twins of the 8-piece tables over float32 array ``x`` (and
+    ``g``: a derivative's g, a gated form's up) for the float32 split kernel
+    ``kernel`` (an op name such as 'gelu_erf'): returns (out, covered), out
+    the bits a path with those tables gives where ``covered``."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    gg = np.ascontiguousarray(x if g is None else g, dtype=np.float32)
+    if gg.shape != x.shape:
+        raise ValueError(f"g must have x's shape {x.shape}, got {gg.shape}")
+    out = np.empty_like(x)
+    ok = np.empty(x.shape, dtype=np.uint8)
+    cdef float[::1] xv = x.reshape(-1), gv = gg.reshape(-1), ov = out.reshape(-1)
+    cdef unsigned char[::1] kv = ok.reshape(-1)
+    key = kernel.encode()
+    cdef int r
+    if x.size == 0:
+        r = gx_twin8(key, NULL, NULL, NULL, NULL, 0)
+    else:
+        r = gx_twin8(key, &xv[0], &gv[0], &ov[0], &kv[0], x.size)
+    if r < 0:
+        raise ValueError(f"kernel must be an op with 8-piece tables, got {kernel!r}")
+    if r == 1 and g is None:
+        raise ValueError(f"{kernel} needs g")
+    return out, ok.astype(bool)
 
 
 def _best_isa():

@@ -50,6 +50,14 @@ static void GX_FN(fill)(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c)
 }
 #undef GX_FILL_ONE
 #undef GX_FILL_BF16
+/* which float32 tables the row's table loops read: 8 (gx_lut8.h, a header
+ * that defines GX_F32_TABLES8) or 32 (gx_lut.h); its scalar twins are those
+ * of the same file */
+#ifdef GX_F32_TABLES8
+static const int GX_FN(f32_pieces) = 8;
+#else
+static const int GX_FN(f32_pieces) = 32;
+#endif
 #include "simd/end.h"
 /* the loop forms: GX_SPLIT_PATCH and GX_PACK_SLACK depend on the row */
 #undef GX_UNARY

@@ -97,5 +97,6 @@ const char *gx_isa_target(int isa);
 const char *gx_isa_vreg(int isa);
 int gx_isa_level(int isa);            /* -1 outside the table */
 int gx_isa_cpu(int isa);              /* 1 if this CPU runs the path */
+int gx_isa_f32_pieces(int isa);       /* its float32 tables: 8 (gx_lut8.h) or 32 (gx_lut.h) */
 
 #endif

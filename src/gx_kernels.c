@@ -18,9 +18,13 @@
  *   its architecture and uses the best row of GX_ISAS the CPU has.  Rows of
  *   other architectures (and compilers without the target pragma) are not
  *   in the list: such a build has the baseline path only.
- * - Every path performs the same IEEE operations (the build turns off FP
- *   contraction), so all paths give the same bits; the tests check each path
- *   against the reference anyway (GELU_EXT_ISA / gelu_ext._set_isa).
+ * - Every path performs the IEEE operations of a scalar twin (the build
+ *   turns off FP contraction), so it gives that twin's bits: the float32
+ *   table loops of the baseline and AVX-512 paths those of gx_lut.h (32
+ *   pieces), of the AVX2 path those of gx_lut8.h (8 pieces, one vpermps per
+ *   coefficient); everything else is the same on every path.  The tests
+ *   check each path against its twin (gx_twin8 for the 8-piece one) and the
+ *   reference (GELU_EXT_ISA / gelu_ext._set_isa).
  * - Threads take fixed-size chunks of the array (whole rows for the fused-bias
  *   row driver) from a shared counter; every element is computed by the same
  *   kernel code whichever thread takes its chunk, so the result does not
@@ -30,6 +34,7 @@
 #include "gx_math.h"
 #include "gx_lut.h"
 #include "gx_lut64.h"
+#include "gx_lut8.h"
 #include "gx_pool.h"
 #include "gx_kdefs.h"
 
@@ -59,11 +64,13 @@ typedef char gx_isa_slots_ok[GX_NISA <= GX_ISA_SLOTS ? 1 : -1];
 #define GX_ISA_LEVEL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = LEVEL,
 #define GX_ISA_CPU_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = CPU,
 #define GX_ISA_FILL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = GX_PASTE3(gx_k, fill, NAME),
+#define GX_ISA_PIECES_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = &GX_PASTE3(gx_k, f32_pieces, NAME),
 static const char *const gx_isa_name_table[GX_NISA] = { GX_ISAS(GX_ISA_NAME_ROW) };
 static const char *const gx_isa_target_table[GX_NISA] = { GX_ISAS(GX_ISA_TARGET_ROW) };
 static const char *const gx_isa_vreg_table[GX_NISA] = { GX_ISAS(GX_ISA_VREG_ROW) };
 static const int gx_isa_level_table[GX_NISA] = { GX_ISAS(GX_ISA_LEVEL_ROW) };
 static int (*const gx_isa_cpu_table[GX_NISA])(void) = { GX_ISAS(GX_ISA_CPU_ROW) };
+static const int *const gx_isa_pieces_table[GX_NISA] = { GX_ISAS(GX_ISA_PIECES_ROW) };
 static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c) = {
     GX_ISAS(GX_ISA_FILL_ROW)
 };
@@ -75,6 +82,28 @@ const char *gx_isa_target(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_target
 const char *gx_isa_vreg(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_vreg_table[isa] : NULL; }
 int gx_isa_level(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_level_table[isa] : -1; }
 int gx_isa_cpu(int isa) { return GX_ISA_IN_TABLE(isa) && gx_isa_cpu_table[isa](); }
+int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? *gx_isa_pieces_table[isa] : 0; }
+
+/* The scalar twins of the 8-piece tables over an array (gx_lut8.h): what the
+ * float32 table loop of `kernel` computes on a path with those tables, and
+ * whether the table covers each x (else the general formula takes it).  For
+ * the tests: the vector loops must give these bits. */
+int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+             unsigned char *ok, gx_intp n)
+{
+#define GX_TWIN8_ROW(KERNEL, TAB, G)                                        \
+    if (strcmp(kernel, #KERNEL) == 0) {                                     \
+        for (gx_intp i = 0; i < n; i++) {                                   \
+            out[i] = (G) == 1 ? gx_lut8_grad(&TAB, x[i], g[i])              \
+                   : ((G) == 2 ? gx_lut8_fwd(&TAB, x[i]) * g[i] : gx_lut8_fwd(&TAB, x[i])); \
+            ok[i] = (unsigned char)gx_lut8_ok(&TAB, x[i]);                  \
+        }                                                                   \
+        return (G) != 0;                                                    \
+    }
+    GX_LUT8_KERNELS(GX_TWIN8_ROW)
+#undef GX_TWIN8_ROW
+    return -1;
+}
 
 /* The columns of gx_ops.h as arrays indexed by op. */
 #define GX_NIN_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NIN,

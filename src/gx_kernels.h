@@ -64,6 +64,14 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n);
 void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
                         gx_intp rows, gx_intp cols);
 
+/* The scalar twins of the 8-piece float32 tables (gx_lut8.h) for the float32
+ * split kernel named `kernel` (gelu_erf, silu_grad, swiglu, ...): out[i] as
+ * a path with those tables computes it where ok[i] (the table covers x[i]).
+ * Returns the number of inputs it reads beyond x (0 or 1: g, up), -1 for a
+ * kernel without such a table.  For the tests. */
+int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+             unsigned char *ok, gx_intp n);
+
 /* float16 <-> float32, round to nearest even (NaN and inf kept). */
 float gx_half_to_float(uint16_t h);
 uint16_t gx_float_to_half(float f);

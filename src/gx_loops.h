@@ -75,12 +75,19 @@
  *   GX_F32_TABLE_DECL(T)    constants and TAB registers from one table
  *   GX_F32_TABLE_BODY(...)  one vector of results and its rejected lanes
  *                           (the formula, the fetch, the polynomial degree)
- * e.g. AVX2 with 8- or 16-entry tables: its header defines GX_F32_TABLE_T as
- * its struct, GX_TABLE(k) to name its tables, a DECL that loads them into
- * one or two registers and a BODY that fetches with one or two vpermps,
- * with the scalar twin of that body beside its tables for the tests; the
- * skeleton, the split driver and the 16-bit path are unchanged.  (The float64
- * names, GX_F64_TABLE_*, work the same way.)
+ The 8-piece tables of gx_lut8.h are such a set, shared by every ISA whose
+ * header defines GX_F32_TABLES8 (AVX2; NEON): their DECL and BODY are below,
+ * written over the primitives above plus these:
+ *   TAB8                an 8-entry table (8 floats, or 8 uint32 read as
+ *                       floats), 32-byte aligned, ready for LUT8:
+ *                       TAB8_LOAD(r, p) once per call
+ *   INDEX8(t)           the piece of every lane as an I, from t = the bits of
+ *                       GX_LUT_MAGIC + n, capped at 7 (gx_lut8_index)
+ *   LUT8_PREP(i)        declarations LUT8 needs per index vector (or (void)0);
+ *                       LUT8(r, i): entry i of every lane, exact (bits kept)
+ *   HI16(v)             the float whose bits are v's high 16 bits, the low
+ *                       ones cleared (gx_lut8_half)
+ * (The float64 names, GX_F64_TABLE_*, can be overridden the same way.)
  */
 
 /* ------------------------------------------------ the loop skeleton -- */
@@ -152,6 +159,63 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 }
 #endif
 
+/* ------------------------------- the 8-piece tables (gx_lut8.h) -- */
+#ifdef GX_F32_TABLES8
+#define GX_TABLE(kernel) (*gx_##kernel##_table8)
+#define GX_F32_TABLE_T gx_lut8
+#define GX_F32_TWIN_FWD gx_lut8_fwd
+#define GX_F32_TWIN_GRAD gx_lut8_grad
+#define GX_F32_TWIN_OK gx_lut8_ok
+#ifdef GX_VEC
+#define GX_F32_TABLE_DECL(T)                                                \
+    const GX_F32_V R_x = GX_F32_SET((T)->x), R_nx = GX_F32_SET(-(T)->x);    \
+    const GX_F32_V R_xc = GX_F32_SET((T)->xc);                              \
+    const GX_F32_V R_k = GX_F32_SET((T)->k), R_k2 = GX_F32_SET((T)->k2);    \
+    GX_F32_TAB8 R_m[9], R_su;                                               \
+    for (int q_ = 0; q_ < 9; q_++) GX_F32_TAB8_LOAD(R_m[q_], (T)->m[q_]);   \
+    GX_F32_TAB8_LOAD(R_su, (const float *)(T)->su);                         \
+    (void)R_nx
+/* One vector of gx_lut8_fwd (G = 0; G = 2: times gv, a gated form) or
+ * gx_lut8_grad (G = 1), in the twins' order of operations; S = 1 for the
+ * sigmoid family's tables (k2 = 0: t = fma(a, k, GX_LUT_MAGIC), which is
+ * fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly).  bm as for the 32-piece
+ * tables: the forward GELU tables reject x < -X or NaN only. */
+#define GX_F32_TABLE_BODY(xv, gv, res, bm, G, S)                            \
+    do {                                                                    \
+        const GX_F32_V a_ = GX_F32_ABSMIN(xv, R_xc);                        \
+        const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R_k, GX_F32_SET(GX_LUT_MAGIC)) \
+            : GX_F32_FMA(a_, GX_F32_FMA(a_, R_k2, R_k), GX_F32_SET(GX_LUT_MAGIC)); \
+        const GX_F32_I i_ = GX_F32_INDEX8(t_);                              \
+        GX_F32_LUT8_PREP(i_);                                               \
+        const GX_F32_V e8_ = GX_F32_LUT8(R_m[8], i_), e7_ = GX_F32_LUT8(R_m[7], i_); \
+        const GX_F32_V su_ = GX_F32_LUT8(R_su, i_);                         \
+        const GX_F32_V d_ = GX_F32_SUB(a_, GX_F32_LO16(e8_));               \
+        GX_F32_V M_ = GX_F32_FMA(e8_, d_, e7_);              /* gx_lut8_poly */ \
+        for (int q_ = 6; q_ >= 0; q_--) M_ = GX_F32_FMA(M_, d_, GX_F32_LUT8(R_m[q_], i_)); \
+        /* B = h + e (gx_lut8_b) */                                         \
+        const GX_F32_V base_ = GX_F32_SET((G) == 1 ? 2.0f : 0.5f);          \
+        const GX_F32_V H5_ = GX_F32_ADD(GX_F32_LO16(e7_), base_);           \
+        const GX_F32_V S_ = GX_F32_HI16(su_), U_ = GX_F32_LO16(su_);         \
+        const GX_F32_V T_ = GX_F32_FMA(U_, d_, S_);                         \
+        const GX_F32_V eT_ = GX_F32_FMA(U_, d_, GX_F32_SUB(S_, T_));        \
+        const GX_F32_V Bp_ = GX_F32_FMA(d_, T_, H5_);                       \
+        const GX_F32_V e_ = GX_F32_FMA(d_, eT_, GX_F32_FMA(d_, T_, GX_F32_SUB(H5_, Bp_))); \
+        const GX_F32_V h_ = GX_F32_SUB(Bp_, base_);                         \
+        const GX_F32_M n_ = GX_F32_SIGNM(xv);                               \
+        const GX_F32_V B_ = GX_F32_SEL1MH(n_, h_);                          \
+        if ((G) == 1) {                                                     \
+            const GX_F32_V sM_ = GX_F32_SELNEG(n_, GX_F32_ADD(M_, e_));     \
+            res = GX_F32_FMA(B_, gv, GX_F32_MUL(sM_, gv));                  \
+            res = GX_F32_MASKMUL(GX_F32_SPECIAL(gv), res, GX_F32_ADD(B_, sM_), gv); \
+        } else {                                                            \
+            res = GX_F32_FMS(xv, B_, GX_F32_FMA(a_, e_, M_));               \
+            if ((G) == 2) res = GX_F32_MUL(res, gv);                        \
+        }                                                                   \
+        bm = ((G) != 1 && !(S)) ? GX_F32_BAD1(xv, R_nx) : GX_F32_BAD(xv, R_x); \
+    } while (0)
+#endif
+#endif
+
 #ifndef GX_TABLE
 #define GX_TABLE(kernel) gx_##kernel##_table    /* gx_lut.h, gx_lut64.h */
 #endif
@@ -159,6 +223,9 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 /* ------------------------------------------ float32 lanes (gx_lut.h) -- */
 #ifndef GX_F32_TABLE_T
 #define GX_F32_TABLE_T gx_lut
+#define GX_F32_TWIN_FWD gx_lut_fwd
+#define GX_F32_TWIN_GRAD gx_lut_grad
+#define GX_F32_TWIN_OK gx_lut_ok
 #endif
 #ifdef GX_VEC
 #ifndef GX_F32_TABLE_DECL
@@ -212,9 +279,9 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 #else
 #define GX_F32_LOOP(fname, G, S)                                            \
     GX_TABLE_TWIN(fname, float, GX_F32_TABLE_T,                             \
-                  (G) == 1 ? gx_lut_grad(T, x[j], g[j])                     \
-                  : ((G) == 2 ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j])), \
-                  gx_lut_ok(T, x[j]))
+                  (G) == 1 ? GX_F32_TWIN_GRAD(T, x[j], g[j])                \
+                  : ((G) == 2 ? GX_F32_TWIN_FWD(T, x[j]) * g[j] : GX_F32_TWIN_FWD(T, x[j])), \
+                  GX_F32_TWIN_OK(T, x[j]))
 #endif
 GX_F32_LOOP(lut_fwd, 0, 0)
 GX_F32_LOOP(lut_grad, 1, 0)

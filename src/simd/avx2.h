@@ -25,25 +25,17 @@
 #define GX_F32_NEG(v) _mm256_xor_ps(v, _mm256_set1_ps(-0.0f))
 #define GX_F32_ABSMIN(x, X) _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X)
 #define GX_F32_LO16(v) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(v), 16))
-#define GX_F32_INDEX(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 31))
-/* A 32-entry table for 8 lanes: AVX2's permute reaches 8 entries, so four
- * permutes (the low 3 index bits) and three blends on index bits 3 and 4,
- * shifted into the sign bits once per vector (GX_F32_LUT_PREP).  A gather
- * per table runs at a quarter of this speed. */
-#define GX_F32_TAB struct { const float *p; }
-#define GX_F32_TAB_LOAD(r, tab) ((r).p = (tab))
-#define GX_F32_LUT_PREP(i)                                                  \
-    const __m256 b3_ = _mm256_castsi256_ps(_mm256_slli_epi32(i, 28));       \
-    const __m256 b4_ = _mm256_castsi256_ps(_mm256_slli_epi32(i, 27))
-#define GX_F32_LUT(r, i) gx_lut32_avx2((r).p, i, b3_, b4_)
-static inline __m256 gx_lut32_avx2(const float *t, __m256i i, __m256 b3, __m256 b4)
-{
-    __m256 a = _mm256_permutevar8x32_ps(_mm256_load_ps(t), i);
-    __m256 b = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 8), i);
-    __m256 c = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 16), i);
-    __m256 d = _mm256_permutevar8x32_ps(_mm256_load_ps(t + 24), i);
-    return _mm256_blendv_ps(_mm256_blendv_ps(a, b, b3), _mm256_blendv_ps(c, d, b3), b4);
-}
+/* The float32 table loops use the 8-piece tables (gx_lut8.h): one vpermps
+ * fetches a coefficient for 8 lanes (a 32-entry table took four and three
+ * blends, a gather a quarter of that speed).  The index is t's bits capped
+ * at the magic's + 7; vpermps reads their low 3 bits, n's. */
+#define GX_F32_TABLES8 1
+#define GX_F32_INDEX8(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 7))
+#define GX_F32_TAB8 __m256
+#define GX_F32_TAB8_LOAD(r, tab) ((r) = _mm256_load_ps(tab))
+#define GX_F32_LUT8_PREP(i) (void)0
+#define GX_F32_LUT8(r, i) _mm256_permutevar8x32_ps(r, i)
+#define GX_F32_HI16(v) _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xffff0000u)))
 #define GX_F32_SIGNM(x) (x)                                  /* blendv reads the sign bit */
 #define GX_F32_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
 #define GX_F32_SEL1MH(n, h) GX_F32_SEL(n, h, GX_F32_SUB(GX_F32_SET(1.0f), h))

@@ -44,6 +44,16 @@
 #undef GX_F32_TABLE_DECL
 #undef GX_F32_TABLE_T
 #undef GX_F32_TAB_LOAD
+#undef GX_F32_TABLES8
+#undef GX_F32_TAB8
+#undef GX_F32_TAB8_LOAD
+#undef GX_F32_INDEX8
+#undef GX_F32_LUT8_PREP
+#undef GX_F32_LUT8
+#undef GX_F32_HI16
+#undef GX_F32_TWIN_FWD
+#undef GX_F32_TWIN_GRAD
+#undef GX_F32_TWIN_OK
 #undef GX_F32_V
 #undef GX_F32_W
 #undef GX_F64_ABSMIN
