@@ -85,4 +85,16 @@ GX_INLINE double gx_lut64_fwd(const gx_lut64 *T, double x)
     return fma(x, B, -p);
 }
 
+/* The same tables piece by piece, for vector paths that fetch by loading
+ * each lane's piece and transposing (simd/avx2.h: four 4-double loads and
+ * eight shuffles give 4 coefficients for 4 lanes, where a gather per
+ * coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
+ * m_0 .. m_15, and a zero.  Filled once from the tables above before any
+ * kernel runs (gx_kernels.c); gx_lut64_rows_of(T) is T's copy. */
+#define GX_LUT64_ROW 20
+typedef struct {
+    GX_ALIGN64 double p[16][GX_LUT64_ROW];
+} gx_lut64_rows;
+const gx_lut64_rows *gx_lut64_rows_of(const gx_lut64 *T);
+
 #endif /* GX_LUT64_H */

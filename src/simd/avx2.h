@@ -83,11 +83,49 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
 #define GX_F64_FMS(a, b, c) _mm256_fmsub_pd(a, b, c)
 #define GX_F64_ABSMIN(x, X) _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X)
 #define GX_F64_INDEX(t) _mm_min_epi32(_mm256_cvttpd_epi32(t), _mm_set1_epi32(15))
-/* a 16-entry table: one gather (exact) */
-#define GX_F64_TAB struct { const double *p; }
-#define GX_F64_TAB_LOAD(r, tab) ((r).p = (tab))
-#define GX_F64_LUT_PREP(i) (void)0
-#define GX_F64_LUT(r, i) _mm256_i32gather_pd((r).p, i, 8)
+/* The float64 table loop fetches by rows (gx_lut64_rows): each lane's piece
+ * is a row of 20 doubles, loaded four at a time and transposed (two
+ * unpacks and two 128-bit permutes per pair of rows), so five groups give
+ * every coefficient of 4 lanes in 20 loads and 40 shuffles -- 2x the speed of
+ * a gather per coefficient on AMD Zen 5 (0.33 against 0.16 Gelem/s in L1),
+ * 4x on the llvm-mca Skylake model.  The same operations as gx_lut64_fwd. */
+static inline void gx_rows4_avx2(const double *r0, const double *r1, const double *r2,
+                                 const double *r3, __m256d v[4])
+{
+    const __m256d a = _mm256_loadu_pd(r0), b = _mm256_loadu_pd(r1);
+    const __m256d c = _mm256_loadu_pd(r2), d = _mm256_loadu_pd(r3);
+    const __m256d ab0 = _mm256_unpacklo_pd(a, b), ab1 = _mm256_unpackhi_pd(a, b);
+    const __m256d cd0 = _mm256_unpacklo_pd(c, d), cd1 = _mm256_unpackhi_pd(c, d);
+    v[0] = _mm256_permute2f128_pd(ab0, cd0, 0x20);
+    v[1] = _mm256_permute2f128_pd(ab1, cd1, 0x20);
+    v[2] = _mm256_permute2f128_pd(ab0, cd0, 0x31);
+    v[3] = _mm256_permute2f128_pd(ab1, cd1, 0x31);
+}
+#define GX_F64_TABLE_DECL(T)                                                \
+    const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
+    const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
+    const GX_F64_V R_t0 = GX_F64_SET((T)->t0);                              \
+    const gx_lut64_rows *const R_rows = gx_lut64_rows_of(T)
+#define GX_F64_TABLE_BODY(xv, gv, res, bm, unused)                          \
+    do {                                                                    \
+        const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \
+        const __m128i i_ = GX_F64_INDEX(GX_F64_FMA(a_, GX_F64_FMA(a_,       \
+            GX_F64_FMA(a_, R_k3, R_k2), R_k), R_t0));                       \
+        const double *r0_ = R_rows->p[_mm_cvtsi128_si32(i_)];               \
+        const double *r1_ = R_rows->p[_mm_extract_epi32(i_, 1)];            \
+        const double *r2_ = R_rows->p[_mm_extract_epi32(i_, 2)];            \
+        const double *r3_ = R_rows->p[_mm_extract_epi32(i_, 3)];            \
+        __m256d c_[GX_LUT64_ROW];       /* column k: entry k of each lane's row */ \
+        for (int k_ = 0; k_ < GX_LUT64_ROW; k_ += 4)                        \
+            gx_rows4_avx2(r0_ + k_, r1_ + k_, r2_ + k_, r3_ + k_, c_ + k_); \
+        const GX_F64_V d_ = GX_F64_SUB(a_, c_[0]);                          \
+        GX_F64_V p_ = c_[3 + 15];                                           \
+        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, c_[3 + q_]); \
+        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(c_[2], d_, c_[3]));              \
+        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), c_[1]), p_);   \
+        bm = GX_F64_BAD(xv, R_x);                                           \
+        (void)gv;                                                           \
+    } while (0)
 #define GX_F64_SIGNM(x) (x)                                  /* blendv reads the sign bit */
 #define GX_F64_SEL1MH(n, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n)
 #define GX_F64_BAD(x, X) _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)
