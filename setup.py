@@ -18,6 +18,7 @@ Flags and why:
   -fopenmp-simd only honours `#pragma omp simd` hints (no runtime library).
 - GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (see README).
 """
+import glob
 import os
 import sys
 
@@ -50,9 +51,7 @@ extensions = [
     Extension(
         "gelu_ext._ufuncs",
         sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c"],
-        depends=["src/gx_ops.h", "src/gx_kernels.h", "src/gx_kernels_impl.h", "src/gx_math.h", "src/gx_pool.h",
-                 "src/gx_lut.h", "src/gx_lut_simd.h", "src/gx_lut_tables.h", "src/gx_lut64.h",
-                 "src/gx_lut64_tables.h"],
+        depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h")),
         include_dirs=[np.get_include(), "src"],
         define_macros=define_macros,
         extra_compile_args=compile_args,
@@ -64,7 +63,7 @@ extensions = [
         sources=["src/_textbook.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-        extra_compile_args=[a for a in compile_args if a != "-fopenmp"],
+        extra_compile_args=compile_args,
     ),
 ]
 

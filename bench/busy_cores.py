@@ -189,7 +189,7 @@ def main(argv=None):
     cfg = gelu_ext.show_config(print_=False)
     print(f"machine : {cfg['cpu']} ({platform.machine()}), {os.cpu_count()} logical CPUs")
     print("gelu_ext: " + ", ".join(f"{k} {cfg[k]}" for k in
-                                   ("version", "isa", "num_threads", "parallel_threshold", "chunk", "openmp")
+                                   ("version", "isa", "num_threads", "parallel_threshold", "chunk")
                                    if k in cfg))
     print(f"threads : {cfg.get('pool', 'OpenMP')}")
     print(f"python {platform.python_version()}, numpy {np.__version__}; n = {a.n} float32; "

@@ -9,8 +9,8 @@ Usage::
         --triple aarch64 --mcpu neoverse-n1,apple-a14 --lanes 4
 
 Finds the function in the object (``nm``), disassembles it (``objdump``),
-takes its hot loop -- the backward-jump block with the most vector
-instructions -- drops the jumps, and runs ``llvm-mca -iterations=300`` on
+takes its hot loop -- the backward-jump block without calls that has the
+most vector instructions -- drops the jumps, and runs ``llvm-mca -iterations=300`` on
 it for each CPU model.  Prints, per model, the cycles per loop iteration
 and per element (``--lanes``: elements one iteration computes).  The
 numbers are a model's, repeatable on any machine: bench/README.md lists
@@ -61,6 +61,8 @@ def hot_loop(rows):
         if target >= a or target not in addrs:
             continue
         body = [i for _, i in rows[addrs.index(target):k] if not JUMP.match(i)]
+        if any(i.startswith(("call", "bl\t", "bl ")) for i in body):
+            continue            # a cold path that calls out (memcpy of a tail)
         score = sum(bool(VECTOR.search(i)) for i in body)
         if best is None or score > best[0]:
             best = (score, body)

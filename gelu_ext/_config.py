@@ -11,7 +11,7 @@ _ENV_ISA = "GELU_EXT_ISA"
 
 
 def _apply_env_isa():
-    """GELU_EXT_ISA=baseline|avx2|avx512 caps the kernels at that path.
+    """GELU_EXT_ISA=<a name of _ufuncs.ISA_NAMES> caps the kernels at that path.
 
     It exists so one machine can test every compiled path; asking for a path
     the CPU lacks falls back to the best one with a warning."""
@@ -52,19 +52,27 @@ _WAIT = ("passive: spin 100 us, then sleep; after a call held up by a deschedule
 _AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 
 
+_F32_TABLES = {
+    8: "8-piece (src/gx_lut8.h: one vpermps per coefficient; the bits of its own scalar twins)",
+    32: "32-piece (src/gx_lut.h; the bits of the baseline path)",
+}
+
+
 def _config():
     return {
         "version": __import__("gelu_ext").__version__,
         "isa": _ufuncs._get_isa(),
         "best_isa": _ufuncs._best_isa(),
         "compiled_isas": list(_ufuncs._compiled_isas()),
-        "openmp": _ufuncs._openmp(),
+        "f32_tables": _F32_TABLES[_ufuncs._f32_pieces(_ufuncs._get_isa())],
+        "isa_targets": ", ".join(f"{name}: {target or '(build flags)'}"
+                                 for name, (_, target, _) in _ufuncs._isa_table().items()),
         "pool": _POOL if _ufuncs._pool_threaded() else "none (built without threads): serial",
         "wait_policy": _WAIT if _ufuncs._pool_threaded() else "-",
         "num_threads": get_num_threads(),
         "default_threads": _ufuncs._default_num_threads(),
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
-        "relu_parallel_threshold": 8 * _ufuncs._get_parallel_threshold(),
+        "relu_parallel_threshold": _ufuncs._op_parallel_threshold("relu"),
         "chunk": _ufuncs._get_chunk(),
         "cpu_loops": ("AMD: ReLU in a plain loop, 16-bit forward tables read without gathers"
                       " (SiLU in one pass)" if _ufuncs._amd_loops()

@@ -23,6 +23,8 @@ Design:
 """
 from collections import namedtuple
 
+import numpy as np
+
 cimport numpy as cnp
 from libc.stdint cimport intptr_t
 from libc.string cimport memcpy
@@ -34,7 +36,9 @@ cdef extern from "gx_pool.h" nogil:
     int gx_pool_default_threads()
     int gx_pool_threaded()
     int gx_pool_workers()
-    void gx_pool_stats(long long out[7], int reset)
+    enum: GX_POOL_NSTATS
+    void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
+    const char *gx_pool_stat_name(int i)
 
 cdef extern from "gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
@@ -46,14 +50,26 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_nin(int op)
     int gx_op_base(int op)
     int gx_op_kind(int op)
+    int gx_nisa()
+    const char *gx_isa_name(int isa)
+    const char *gx_isa_target(int isa)
+    const char *gx_isa_vreg(int isa)
+    int gx_isa_level(int isa)
+    int gx_isa_f32_pieces(int isa)
+    int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+                 unsigned char *ok, gx_intp n)
     int gx_best_isa()
     int gx_compiled_isa(int isa)
     int gx_get_isa()
     int gx_set_isa(int isa)
-    int gx_openmp()
     int gx_get_num_threads()
     void gx_set_num_threads(int n)
     gx_intp gx_get_parallel_threshold()
+    gx_intp gx_get_op_parallel_threshold(int op)
+    size_t gx_itemsize(int dt)
+    intptr_t gx_loop_code(int op, int dt)
+    int gx_loop_op(intptr_t code)
+    int gx_loop_dt(intptr_t code)
     int gx_set_amd_loops(int on)
     int gx_set_bf16cvt(int on)
     gx_intp gx_get_chunk()
@@ -77,11 +93,11 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
-    bfloat16 run the float32 kernels in C (gx_kernels_impl.h, narrow_run)."""
+    bfloat16 run the float32 kernels in C (gx_k_16bit.h, narrow_run)."""
     cdef intptr_t code = <intptr_t>data
-    cdef int op = <int>(code >> 2), dt = <int>(code & 3)
+    cdef int op = gx_loop_op(code), dt = gx_loop_dt(code)
     cdef int nin = gx_nin(op), k
-    cdef size_t isz = 8 if dt == GX_F64 else (2 if dt == GX_F16 or dt == GX_BF16 else 4)
+    cdef size_t isz = gx_itemsize(dt)
     cdef cnp.npy_intp n = dims[0], start, m
     cdef bint contiguous = True
     cdef const void *inp[3]
@@ -134,7 +150,7 @@ cdef object _make(int op):
     dts[0], dts[1], dts[2] = GX_F16, GX_F32, GX_F64
     for j in range(3):
         _funcs[op][j] = <cnp.PyUFuncGenericFunction>_loop
-        _data[op][j] = <void *><intptr_t>((op << 2) | dts[j])
+        _data[op][j] = <void *>gx_loop_code(op, dts[j])
         for k in range(nin + 1):
             _types[op][j * (nin + 1) + k] = codes[j]
     # the name and doc are the table's static C strings, alive as long as the module
@@ -222,7 +238,7 @@ def _register_bfloat16():
             types[k] = num
         cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>o.ufunc, num,
                                         <cnp.PyUFuncGenericFunction>_loop, types,
-                                        <void *><intptr_t>((op << 2) | GX_BF16))
+                                        <void *>gx_loop_code(op, GX_BF16))
     return dt, None
 
 
@@ -259,7 +275,49 @@ def _bias_rows(str name, tuple ins, cnp.ndarray out):
 
 # ---------------------------------------------------------- configuration --
 
-ISA_NAMES = ("baseline", "avx2", "avx512")
+# the rows of src/gx_isas.h this build has, in order of preference
+ISA_NAMES = tuple(gx_isa_name(i).decode() for i in range(gx_nisa()))
+
+
+def _isa_table():
+    """name -> (level, GCC target flags, objdump register prefix of its
+    vectors) for every row of src/gx_isas.h this build has."""
+    return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
+            for i in range(gx_nisa())}
+
+
+def _f32_pieces(name):
+    """The float32 tables ISA path ``name`` reads: 8 (src/gx_lut8.h) or 32
+    (src/gx_lut.h); a path gives the bits of that file's scalar twins."""
+    if name not in ISA_NAMES:
+        raise ValueError(f"isa must be one of {ISA_NAMES}, got {name!r}")
+    return gx_isa_f32_pieces(ISA_NAMES.index(name))
+
+
+def _twin8(kernel, x, g=None):
+    """The scalar twins of the 8-piece tables over float32 array ``x`` (and
+    ``g``: a derivative's g, a gated form's up) for the float32 split kernel
+    ``kernel`` (an op name such as 'gelu_erf'): returns (out, covered), out
+    the bits a path with those tables gives where ``covered``."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    gg = np.ascontiguousarray(x if g is None else g, dtype=np.float32)
+    if gg.shape != x.shape:
+        raise ValueError(f"g must have x's shape {x.shape}, got {gg.shape}")
+    out = np.empty_like(x)
+    ok = np.empty(x.shape, dtype=np.uint8)
+    cdef float[::1] xv = x.reshape(-1), gv = gg.reshape(-1), ov = out.reshape(-1)
+    cdef unsigned char[::1] kv = ok.reshape(-1)
+    key = kernel.encode()
+    cdef int r
+    if x.size == 0:
+        r = gx_twin8(key, NULL, NULL, NULL, NULL, 0)
+    else:
+        r = gx_twin8(key, &xv[0], &gv[0], &ov[0], &kv[0], x.size)
+    if r < 0:
+        raise ValueError(f"kernel must be an op with 8-piece tables, got {kernel!r}")
+    if r == 1 and g is None:
+        raise ValueError(f"{kernel} needs g")
+    return out, ok.astype(bool)
 
 
 def _best_isa():
@@ -281,10 +339,6 @@ def _set_isa(name):
     if gx_set_isa(ISA_NAMES.index(name)) != 0:
         raise ValueError(f"isa {name!r} is not available on this CPU/build; "
                          f"the best here is {_best_isa()!r}")
-
-
-def _openmp():
-    return bool(gx_openmp())
 
 
 def _pool_threaded():
@@ -316,8 +370,8 @@ def _amd_loops(int on=-1):
     prefetching blocks, 16-bit forward result tables read one load per
     element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1
     (default) leave them; returns the setting before the call.  Chosen from
-    the CPU vendor at import; for tests and measurements, the results never
-    depend on it."""
+    the CPU vendor at import; a change refills the dispatch tables.  For
+    tests and measurements: the results never depend on it."""
     return gx_set_amd_loops(on)
 
 
@@ -325,15 +379,17 @@ def _bf16cvt(int on=-1):
     """AVX512-BF16's vcvtneps2bf16 for rounding bfloat16 results in the
     table loops: 1 on (only where the CPU has it; else stays off), 0 off, -1
     (default) leave it; returns the setting before the call.  On where the
-    CPU has it; for tests and measurements, the results never depend on it."""
+    CPU has it; a change refills the dispatch tables.  For tests and
+    measurements: the results never depend on it."""
     return gx_set_bf16cvt(on)
 
 
 def _pool_stats(bint reset=False):
     """Pool counters (see gx_pool.h) as a dict; ``reset`` zeroes them."""
-    cdef long long v[7]
+    cdef long long v[GX_POOL_NSTATS]
+    cdef int i
     gx_pool_stats(v, reset)
-    return {"jobs": v[0], "helped": v[1], "stalls": v[2], "wait_ns": v[3], "max_running": v[4], "join_ns": v[5], "backoff": v[6]}
+    return {gx_pool_stat_name(i).decode(): v[i] for i in range(GX_POOL_NSTATS)}
 
 
 def _get_num_threads():
@@ -346,6 +402,11 @@ def _set_num_threads(int n):
 
 def _get_parallel_threshold():
     return gx_get_parallel_threshold()
+
+
+def _op_parallel_threshold(str name):
+    """Elements below which a call of op ``name`` stays on one thread."""
+    return gx_get_op_parallel_threshold(_OP_ID[name])
 
 
 def _set_parallel_threshold(Py_ssize_t n):

@@ -1,16 +1,30 @@
 /*
- * gx_kernels.c -- compiles the kernels of gx_kernels_impl.h once per
- * instruction set, picks one at run time from the CPU's features, and runs a
+ * gx_kernels.c -- compiles the kernels once per row of GX_ISAS (gx_isas.h,
+ * through gx_isa_compile.h), picks one row at run time from the CPU's
+ * features, fills the dispatch tables for the CPU's loop choices, and runs a
  * contiguous call on gelu_ext's thread pool (gx_pool.c) when it is large
  * enough to pay for threads.
  *
+ * The kernel files, each included once per row:
+ *   src/simd/<row>.h    the row's primitives (the contract: gx_loops.h)
+ *   gx_loops.h          the table loops (float32, 16-bit and float64 lanes)
+ *   gx_k_forms.h        elementwise, fused-bias, gated and streaming loops
+ *   gx_k_split.h        the split driver (table where it covers, else FULL)
+ *   gx_k_instances.h    which float32 and float64 kernel each op runs
+ *   gx_k_16bit.h        the float16 and bfloat16 kernels of every op
+ *
  * Design:
- * - Run-time dispatch, not -march=native: the same wheel runs on any x86-64
- *   and uses AVX2+FMA or AVX-512 where the CPU has them.  Other architectures
- *   (and compilers without the target pragma) build the baseline path only.
- * - Every path performs the same IEEE operations (the build turns off FP
- *   contraction), so all paths give the same bits; the tests check each path
- *   against the reference anyway (GELU_EXT_ISA / gelu_ext._set_isa).
+ * - Run-time dispatch, not -march=native: the same wheel runs on any CPU of
+ *   its architecture and uses the best row of GX_ISAS the CPU has.  Rows of
+ *   other architectures (and compilers without the target pragma) are not
+ *   in the list: such a build has the baseline path only.
+ * - Every path performs the IEEE operations of a scalar twin (the build
+ *   turns off FP contraction), so it gives that twin's bits: the float32
+ *   table loops of the baseline and AVX-512 paths those of gx_lut.h (32
+ *   pieces), of the AVX2 path those of gx_lut8.h (8 pieces, one vpermps per
+ *   coefficient); everything else is the same on every path.  The tests
+ *   check each path against its twin (gx_twin8 for the 8-piece one) and the
+ *   reference (GELU_EXT_ISA / gelu_ext._set_isa).
  * - Threads take fixed-size chunks of the array (whole rows for the fused-bias
  *   row driver) from a shared counter; every element is computed by the same
  *   kernel code whichever thread takes its chunk, so the result does not
@@ -20,97 +34,76 @@
 #include "gx_math.h"
 #include "gx_lut.h"
 #include "gx_lut64.h"
+#include "gx_lut8.h"
 #include "gx_pool.h"
+#include "gx_kdefs.h"
 
 #include <fenv.h>
 #include <stdlib.h>
 
-/* For the float32 kernels that split an array between the table formula and
- * the general one (GX_SPLIT): trailing zeros and set bits of a 64-bit mask. */
-#if defined(__GNUC__) || defined(__clang__)
-#define GX_CTZ64(w) __builtin_ctzll(w)
-#define GX_POPCNT64(w) __builtin_popcountll(w)
-#else
-static inline int gx_ctz64(uint64_t w) { int n = 0; while (!(w & 1u)) { w >>= 1; n++; } return n; }
-#define GX_CTZ64(w) gx_ctz64(w)
-static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; n++; } return n; }
-#define GX_POPCNT64(w) gx_popcnt64(w)
-#endif
+/* The kernels, once per row of GX_ISAS (gx_isas.h): slot k compiles row k
+ * of this architecture, an empty slot nothing. */
+typedef char gx_isa_slots_ok[GX_NISA <= GX_ISA_SLOTS ? 1 : -1];
+#define GX_ISA_ROW GX_ISA_ROW0
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW1
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW2
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
+#define GX_ISA_ROW GX_ISA_ROW3
+#include "gx_isa_compile.h"
+#undef GX_ISA_ROW
 
-/* Loop choices that measured the other way round on AMD (gx_init_tables sets
- * this from the CPUID vendor; the same bits either way):
- * - ReLU on arrays past GX_STREAM_MIN: blocks with software prefetch
- *   (GX_STREAM in gx_kernels_impl.h), on AMD the plain loop;
- * - float16 and bfloat16 forward ops: the result table (table16) read with
- *   AVX-512 gathers; on AMD, whose gathers are slow, read one load per
- *   element (lut16), and plain SiLU runs its table loop on the 16-bit data
- *   (one16). */
-static int gx_amd_loops = 0;
-/* AVX512-BF16 (vcvtneps2bf16) for the bfloat16 table loops' rounding: set
- * from CPUID where the AVX-512 path is usable; _ufuncs._bf16cvt can turn it
- * off (tests run both ways; the same bits either way). */
-static int gx_bf16cvt = 0;
+/* The columns of gx_isas.h as arrays indexed by ISA. */
+#define GX_ISA_NAME_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = #NAME,
+#define GX_ISA_TARGET_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = TARGET,
+#define GX_ISA_VREG_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = VREG,
+#define GX_ISA_LEVEL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = LEVEL,
+#define GX_ISA_CPU_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = CPU,
+#define GX_ISA_FILL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = GX_PASTE3(gx_k, fill, NAME),
+#define GX_ISA_PIECES_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = &GX_PASTE3(gx_k, f32_pieces, NAME),
+static const char *const gx_isa_name_table[GX_NISA] = { GX_ISAS(GX_ISA_NAME_ROW) };
+static const char *const gx_isa_target_table[GX_NISA] = { GX_ISAS(GX_ISA_TARGET_ROW) };
+static const char *const gx_isa_vreg_table[GX_NISA] = { GX_ISAS(GX_ISA_VREG_ROW) };
+static const int gx_isa_level_table[GX_NISA] = { GX_ISAS(GX_ISA_LEVEL_ROW) };
+static int (*const gx_isa_cpu_table[GX_NISA])(void) = { GX_ISAS(GX_ISA_CPU_ROW) };
+static const int *const gx_isa_pieces_table[GX_NISA] = { GX_ISAS(GX_ISA_PIECES_ROW) };
+static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c) = {
+    GX_ISAS(GX_ISA_FILL_ROW)
+};
 
-#define GX_ISA baseline
-#define GX_ISA_LEVEL 0
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
+#define GX_ISA_IN_TABLE(isa) ((isa) >= 0 && (isa) < GX_NISA)
+int gx_nisa(void) { return GX_NISA; }
+const char *gx_isa_name(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_name_table[isa] : NULL; }
+const char *gx_isa_target(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_target_table[isa] : NULL; }
+const char *gx_isa_vreg(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_vreg_table[isa] : NULL; }
+int gx_isa_level(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_level_table[isa] : -1; }
+int gx_isa_cpu(int isa) { return GX_ISA_IN_TABLE(isa) && gx_isa_cpu_table[isa](); }
+int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? *gx_isa_pieces_table[isa] : 0; }
 
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-#define GX_HAVE_X86_PATHS 1
-#include <immintrin.h>   /* the table kernels of gx_lut_simd.h */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-#define GX_ISA avx2
-#define GX_ISA_LEVEL 1
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")
-#define GX_ISA avx512
-#define GX_ISA_LEVEL 2
-#include "gx_kernels_impl.h"
-#undef GX_ISA_LEVEL
-#undef GX_ISA
-#pragma GCC pop_options
-#else
-#define GX_HAVE_X86_PATHS 0
-#endif
-
-/* The dispatch tables are filled here, outside the target pragmas, so this
- * code itself runs on any CPU. */
-#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                        \
-    t[ID][GX_F32] = GX_PASTE3(gx_k, KERNEL##_f32, GX_FILL_ISA);             \
-    t[ID][GX_F64] = GX_PASTE3(gx_k, KERNEL##_f64, GX_FILL_ISA);             \
-    t[ID][GX_F16] = GX_PASTE3(gx_k, KERNEL##_f16, GX_FILL_ISA);             \
-    t[ID][GX_BF16] = GX_PASTE3(gx_k, KERNEL##_bf16, GX_FILL_ISA);
-
-static void gx_fill_baseline(gx_kernel t[GX_NOPS][GX_NDT])
+/* The scalar twins of the 8-piece tables over an array (gx_lut8.h): what the
+ * float32 table loop of `kernel` computes on a path with those tables, and
+ * whether the table covers each x (else the general formula takes it).  For
+ * the tests: the vector loops must give these bits. */
+int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+             unsigned char *ok, gx_intp n)
 {
-#define GX_FILL_ISA baseline
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
+#define GX_TWIN8_ROW(KERNEL, TAB, G)                                        \
+    if (strcmp(kernel, #KERNEL) == 0) {                                     \
+        for (gx_intp i = 0; i < n; i++) {                                   \
+            out[i] = (G) == 1 ? gx_lut8_grad(&TAB, x[i], g[i])              \
+                   : ((G) == 2 ? gx_lut8_fwd(&TAB, x[i]) * g[i] : gx_lut8_fwd(&TAB, x[i])); \
+            ok[i] = (unsigned char)gx_lut8_ok(&TAB, x[i]);                  \
+        }                                                                   \
+        return (G) != 0;                                                    \
+    }
+    GX_LUT8_KERNELS(GX_TWIN8_ROW)
+#undef GX_TWIN8_ROW
+    return -1;
 }
-
-#if GX_HAVE_X86_PATHS
-static void gx_fill_avx2(gx_kernel t[GX_NOPS][GX_NDT])
-{
-#define GX_FILL_ISA avx2
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
-}
-
-static void gx_fill_avx512(gx_kernel t[GX_NOPS][GX_NDT])
-{
-#define GX_FILL_ISA avx512
-    GX_OPS(GX_FILL_ONE)
-#undef GX_FILL_ISA
-}
-#endif
 
 /* The columns of gx_ops.h as arrays indexed by op. */
 #define GX_NIN_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NIN,
@@ -138,19 +131,14 @@ int gx_op_kind(int op) { return GX_IN_TABLE(op) ? gx_kind_table[op] : -1; }
 const char *gx_op_name(int op) { return GX_IN_TABLE(op) ? gx_name_table[op] : NULL; }
 const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL; }
 
-static size_t gx_itemsize(int dt)
-{
-    return dt == GX_F64 ? sizeof(double)
-         : (dt == GX_F16 || dt == GX_BF16) ? sizeof(uint16_t) : sizeof(float);
-}
-
 static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];
 static gx_kernel (*gx_active)[GX_NDT] = NULL;
 static int gx_isa = -1;
 static int gx_num_threads = 0;
 /* Below this many elements a call stays on the calling thread: starting a
  * parallel region costs a few microseconds, more than the work it splits.
- * ReLU is memory-bound and needs far more elements to gain. */
+ * ReLU is memory-bound and needs GX_MEMBOUND_FACTOR times more to gain. */
+#define GX_MEMBOUND_FACTOR 8
 static gx_intp gx_threshold = 1 << 15;
 /* Elements per chunk a thread takes at a time (a multiple of 64, so chunks
  * start on cache lines when the arrays are aligned).  Small enough that a
@@ -160,26 +148,15 @@ static gx_intp gx_threshold = 1 << 15;
  * _ufuncs._set_chunk) for tests and measurements. */
 static gx_intp gx_chunk = 8192;
 
-int gx_compiled_isa(int isa)
-{
-    return isa == GX_ISA_BASELINE || (GX_HAVE_X86_PATHS && isa > 0 && isa < GX_NISA);
-}
+int gx_compiled_isa(int isa) { return GX_ISA_IN_TABLE(isa); }
 
-#if GX_HAVE_X86_PATHS
-#include <cpuid.h>
-/* F16C (the float16 conversions of the AVX2 path): CPUID leaf 1, ECX bit 29.
- * GCC 12's __builtin_cpu_supports does not know it. */
-static int gx_has_f16c(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-}
-/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_best_isa, the zmm
+#if GX_ARCH_X86_64
+/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_cpu_avx512, the zmm
  * state) and CPUID leaf 7 subleaf 1, EAX bit 5 */
 static int gx_has_avx512bf16(void)
 {
     unsigned a, b, c, d;
-    return gx_best_isa() == GX_ISA_AVX512 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+    return gx_cpu_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 }
 /* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
 static int gx_is_amd(void)
@@ -189,42 +166,66 @@ static int gx_is_amd(void)
 }
 #endif
 
+/* the last row whose CPU check passes (rows are in order of preference) */
 int gx_best_isa(void)
 {
-#if GX_HAVE_X86_PATHS
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("fma") && gx_has_f16c())
-        return GX_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && gx_has_f16c())
-        return GX_ISA_AVX2;
-#endif
-    return GX_ISA_BASELINE;
+    int best = GX_ISA_BASELINE;
+    for (int i = 0; i < GX_NISA; i++)
+        if (gx_isa_cpu_table[i]()) best = i;
+    return best;
+}
+
+/* The loop choices (gx_choices, gx_kdefs.h) and every row's dispatch table
+ * filled for them; gx_init_tables sets them from the CPU.  Measured, 1
+ * thread, 2^20 elements.  amd_loops (CPUID vendor AMD): AMD EPYC Zen 5,
+ * ReLU float32/float64 against np.copyto 0.94-1.00 in the plain loop,
+ * 0.71-0.86 in prefetching blocks; float16 exact GELU 0.73x our float32 rate
+ * from the gathered result table, one pass 1.07x the table read one load per
+ * element, SiLU 1.75x.  Intel Xeon (AVX-512): ReLU 0.99 in blocks against
+ * 0.76; float16 exact GELU 2.35x from the gathered table.  bf16cvt (AVX-512
+ * with AVX512-BF16), AMD Zen 5: bfloat16 exact GELU's gradient 1.18x. */
+static gx_choices gx_cpu_choices;
+static void gx_fill_all(void)
+{
+    for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i], &gx_cpu_choices);
+}
+
+/* gx_lut64.h's tables piece by piece (gx_lut64_rows), one per table */
+static const gx_lut64 *const gx_rows_src[] = { &gx_lut64_erf, &gx_lut64_tanh };
+static gx_lut64_rows gx_rows[sizeof gx_rows_src / sizeof gx_rows_src[0]];
+
+const gx_lut64_rows *gx_lut64_rows_of(const gx_lut64 *T)
+{
+    for (size_t k = 0; k < sizeof gx_rows_src / sizeof gx_rows_src[0]; k++)
+        if (gx_rows_src[k] == T) return &gx_rows[k];
+    return NULL;        /* a table missing from gx_rows_src: the tests crash */
+}
+
+static void gx_fill_rows(void)
+{
+    for (size_t k = 0; k < sizeof gx_rows_src / sizeof gx_rows_src[0]; k++) {
+        const gx_lut64 *T = gx_rows_src[k];
+        for (int i = 0; i < 16; i++) {
+            double *r = gx_rows[k].p[i];
+            r[0] = T->c[i];
+            r[1] = T->h[i];
+            r[2] = T->m1l[i];
+            for (int q = 0; q < 16; q++) r[3 + q] = T->m[q][i];
+            r[19] = 0.0;
+        }
+    }
 }
 
 static void gx_init_tables(void)
 {
     if (gx_active) return;
-    gx_fill_baseline(gx_tables[GX_ISA_BASELINE]);
-#if GX_HAVE_X86_PATHS
-    gx_fill_avx2(gx_tables[GX_ISA_AVX2]);
-    gx_fill_avx512(gx_tables[GX_ISA_AVX512]);
+    gx_fill_rows();
+#if GX_ARCH_X86_64
+    gx_cpu_choices.amd_loops = gx_is_amd();
+    gx_cpu_choices.bf16cvt = gx_has_avx512bf16();
 #endif
+    gx_fill_all();
     gx_isa = gx_best_isa();
-#if GX_HAVE_X86_PATHS
-    /* Measured, 1 thread.  ReLU float32/float64, 2^20-2^22 elements, against
-     * np.copyto: Intel Xeon (AVX-512) 0.76 -> 0.99 with the prefetching
-     * blocks; AMD EPYC Zen 5 0.71-0.86 with them, 0.94-1.00 with the plain
-     * loop.  float16 exact GELU 2^20 against our float32 rate: Intel Xeon
-     * 2.35x from the result table; AMD Zen 5 0.73x from the table, 0.71-0.76x
-     * in one pass (side by side in one process: one pass 1.07x the table,
-     * SiLU 1.75x) */
-    gx_amd_loops = gx_is_amd();
-    /* bfloat16, 2^20, 1 thread, AMD Zen 5, against the integer rounding:
-     * exact GELU 1.29x, its gradient 1.18x (GX_VSTORE_BN in gx_lut_simd.h) */
-    gx_bf16cvt = gx_has_avx512bf16();
-#endif
     gx_active = gx_tables[gx_isa];
 }
 
@@ -233,13 +234,11 @@ int gx_get_isa(void) { gx_init_tables(); return gx_isa; }
 int gx_set_isa(int isa)
 {
     gx_init_tables();
-    if (isa < 0 || isa > gx_best_isa()) return -1;
+    if (!GX_ISA_IN_TABLE(isa) || !gx_isa_cpu_table[isa]()) return -1;
     gx_isa = isa;
     gx_active = gx_tables[isa];
     return 0;
 }
-
-int gx_openmp(void) { return 0; }   /* threads come from gx_pool.c, not OpenMP */
 
 int gx_get_num_threads(void)
 {
@@ -253,16 +252,22 @@ void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
 int gx_set_amd_loops(int on)
 {
     gx_init_tables();
-    int was = gx_amd_loops;
-    if (on >= 0) gx_amd_loops = on != 0;
+    int was = gx_cpu_choices.amd_loops;
+    if (on >= 0) {
+        gx_cpu_choices.amd_loops = on != 0;
+        gx_fill_all();
+    }
     return was;
 }
 int gx_set_bf16cvt(int on)
 {
     gx_init_tables();
-    int was = gx_bf16cvt;
-#if GX_HAVE_X86_PATHS
-    if (on >= 0) gx_bf16cvt = on != 0 && gx_has_avx512bf16();
+    int was = gx_cpu_choices.bf16cvt;
+#if GX_ARCH_X86_64
+    if (on >= 0) {
+        gx_cpu_choices.bf16cvt = on != 0 && gx_has_avx512bf16();
+        gx_fill_all();
+    }
 #endif
     return was;
 }
@@ -281,9 +286,14 @@ static void gx_clear_fp_flags(void)
 
 /* Threads worth starting for n elements of op: none below two blocks of the
  * threshold, and never more than one per block. */
+gx_intp gx_get_op_parallel_threshold(int op)
+{
+    return (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? GX_MEMBOUND_FACTOR * gx_threshold : gx_threshold;
+}
+
 static int gx_threads_for(int op, gx_intp n)
 {
-    gx_intp min_block = (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? 8 * gx_threshold : gx_threshold;
+    gx_intp min_block = gx_get_op_parallel_threshold(op);
     int nt = 1;
     if (n >= 2 * min_block) {
         nt = gx_get_num_threads();

@@ -14,28 +14,44 @@ typedef ptrdiff_t gx_intp;   /* same width as npy_intp on every platform NumPy s
 
 /* The operations (enum GX_OP_*, GX_NOPS) and their table. */
 #include "gx_ops.h"
+/* The instruction sets (enum GX_ISA_*, GX_NISA) and their table. */
+#include "gx_isas.h"
 
 /* GX_F16: uint16_t IEEE half; GX_BF16: uint16_t bfloat16 (the upper half of a
- * float32, ml_dtypes.bfloat16).  The ufunc loops carry dt in 2 bits (src/_ufuncs.pyx). */
+ * float32, ml_dtypes.bfloat16). */
 enum { GX_F32 = 0, GX_F64 = 1, GX_F16 = 2, GX_BF16 = 3, GX_NDT = 4 };
-enum { GX_ISA_BASELINE = 0, GX_ISA_AVX2 = 1, GX_ISA_AVX512 = 2, GX_NISA = 3 };
+
+/* Bytes per element of dtype dt. */
+static inline size_t gx_itemsize(int dt)
+{
+    return dt == GX_F64 ? 8 : (dt == GX_F16 || dt == GX_BF16) ? 2 : 4;
+}
+
+/* The data pointer of a ufunc loop (src/_ufuncs.pyx) carries (op, dt) as
+ * (op << 2) | dt: dt in the low 2 bits. */
+typedef char gx_ndt_fits_2_bits[GX_NDT <= 4 ? 1 : -1];
+static inline intptr_t gx_loop_code(int op, int dt) { return ((intptr_t)op << 2) | dt; }
+static inline int gx_loop_op(intptr_t code) { return (int)(code >> 2); }
+static inline int gx_loop_dt(intptr_t code) { return (int)(code & 3); }
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.
  * out may be the very same buffer as an input (in place), never a partial overlap. */
 typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n);
 
-int gx_best_isa(void);          /* highest compiled path this CPU runs */
-int gx_compiled_isa(int isa);   /* 1 if this build has the path */
+int gx_best_isa(void);          /* the last row of GX_ISAS this CPU runs */
+int gx_compiled_isa(int isa);   /* 1 if this build has the path: every row of GX_ISAS */
 int gx_get_isa(void);
-int gx_set_isa(int isa);        /* returns 0, or -1 if unavailable */
+int gx_set_isa(int isa);        /* returns 0, or -1 if this CPU does not run it */
 
-int gx_openmp(void);            /* 0: threads come from gx_pool.c, not OpenMP */
 int gx_get_num_threads(void);   /* threads a large call will use */
 void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
-int gx_set_amd_loops(int on);   /* the AMD loop choices (gx_kernels.c): 1 on, 0 off, -1 ask; returns the old setting */
-int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results: 1 on (where the CPU has it), 0 off, -1 ask; returns the old setting */
+gx_intp gx_get_op_parallel_threshold(int op);   /* op's: ReLU's is a multiple of the above */
+/* The loop choices (gx_choices in gx_kdefs.h): 1 on, 0 off, -1 ask; each
+ * returns the old setting, and a change refills the dispatch tables. */
+int gx_set_amd_loops(int on);   /* the AMD loop choices */
+int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results (where the CPU has it) */
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
 void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */
 
@@ -47,6 +63,14 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n);
  * loop once per row (too short to thread); this threads over rows. */
 void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
                         gx_intp rows, gx_intp cols);
+
+/* The scalar twins of the 8-piece float32 tables (gx_lut8.h) for the float32
+ * split kernel named `kernel` (gelu_erf, silu_grad, swiglu, ...): out[i] as
+ * a path with those tables computes it where ok[i] (the table covers x[i]).
+ * Returns the number of inputs it reads beyond x (0 or 1: g, up), -1 for a
+ * kernel without such a table.  For the tests. */
+int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+             unsigned char *ok, gx_intp n);
 
 /* float16 <-> float32, round to nearest even (NaN and inf kept). */
 float gx_half_to_float(uint16_t h);
@@ -61,7 +85,7 @@ uint16_t gx_float_to_half(float f);
  * its own case (the add could carry it into inf or the sign): its sign and
  * top payload bits are kept and it is made quiet.  Plain integer operations,
  * so the loops that call these vectorise on every ISA path with the same
- * bits (gx_kernels_impl.h, b2f/f2b). */
+ * bits (gx_k_16bit.h, b2f/f2b). */
 static inline float gx_bfloat16_to_float(uint16_t h)
 {
     uint32_t u = (uint32_t)h << 16;

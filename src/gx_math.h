@@ -5,7 +5,7 @@
  * - Every function here is `static inline`, free of libm calls (other than
  *   fma/fabs, which are single instructions where the ISA has them) and free
  *   of real branches (only ternary selects), so the array kernels in
- *   gx_kernels_impl.h, compiled once per instruction set, inline it and the
+ *   gx_k_instances.h, compiled once per instruction set, inline it and the
  *   compiler vectorises the loop.  The exponential and the normal tail are
  *   therefore our own polynomials (coefficients from bench/fit_gx.py).
  * - Built with -ffp-contract=off: no a*b+c is silently fused, so every ISA
@@ -40,7 +40,7 @@
  * cancellation, unlike 1/2 x (1 + erf(x/sqrt2))).
  * float32 for |x| <= 4.5 (the bulk of real data) does not come here: it runs
  * in float32 lanes from the piecewise tables of gx_lut.h; the float32
- * formulas below serve the other elements (GX_SPLIT in gx_kernels_impl.h).
+ * formulas below serve the other elements (GX_SPLIT, gx_k_split.h).
  * Likewise float64 exact and tanh GELU for |x| <= 5 (gx_lut64.h); their
  * float64 formulas below serve |x| > 5, NaN and inf, and every float64
  * derivative and the SiLU family use them throughout.
@@ -170,15 +170,6 @@ GX_INLINE double gx_rint(double v) { return (v + GX_SHIFT) - GX_SHIFT; }
 GX_INLINE double gx_pow2(double k)
 {
     return gx_from_bits((gx_bits(k + GX_SHIFT) + 1023u) << 52);
-}
-
-/* v * 2^k for integer k in [-2044, 0]: two factors that are both normal, so
- * the first product is exact (v is well inside the normal range) and only the
- * second rounds -- once -- into the subnormal range. */
-GX_INLINE double gx_scale(double v, double k)
-{
-    double k1 = gx_rint(0.5 * k);
-    return (v * gx_pow2(k1)) * gx_pow2(k - k1);
 }
 
 /* ------------------------------------------------------------------ exp -- */
@@ -586,8 +577,6 @@ GX_INLINE double gx_quick_gelu_grad_f32d(float x) { return gx_xsig_grad_f32d(x, 
 GX_INLINE double gx_gelu_erf_grad_f64(double x) { return gx_gelu_erf_grad_core(x, 1); }
 /* float32 inputs: the float32-grade polynomials, result still in double */
 GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((double)x, 0); }
-GX_INLINE float gx_gelu_erf_grad_f32(float x) { return (float)gx_gelu_erf_grad_f32d(x); }
-GX_INLINE float gx_gelu_tanh_grad_f32(float x) { return (float)gx_gelu_tanh_grad_f32d(x); }
 
 
 /* ----------------------------------------------------------------- ReLU -- */

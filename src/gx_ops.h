@@ -9,7 +9,7 @@
  *   ID      enum constant (GX_OP_...; GX_RELU is gx_math.h's formula macro)
  *   NAME    public ufunc name; derivatives end in "_grad" (each is also
  *           registered as "..._backward", the name of release 0.1.0)
- *   KERNEL  kernel name in gx_kernels_impl.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
+ *   KERNEL  kernel name in gx_k_instances.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
  *   NIN     inputs: x, then g for a derivative, then b for a fused bias;
  *           (gate, up) for a gated op, (gate, up, g) for its gate gradient
  *   KIND    GX_PLAIN, GX_BIAS, GX_GATE or GX_DGATE (below): how the inputs
@@ -17,7 +17,7 @@
  *   BASE    the op whose formula this one runs (ID itself if GX_PLAIN)
  *   DOC     the ufunc's docstring (NumPy prepends the signature)
  *
- * Adding an op: its formula in gx_math.h, its kernel in gx_kernels_impl.h,
+ * Adding an op: its formula in gx_math.h, its kernel in gx_k_instances.h,
  * one row here, its tests (see README, "Adding an op").  Rows may be appended
  * or reordered freely: nothing depends on an op's number.
  */

@@ -286,8 +286,10 @@ static void gx_grow(int want)
         int ok;
         pthread_attr_init(&at);
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        {   /* the float32 and float16 kernels keep ~64 KiB of block buffers on
-             * the stack: ask for 1 MiB where the default is smaller (musl) */
+        {   /* the kernels keep up to ~250 KiB of block buffers on the stack
+             * (a float16 fused-bias gradient: narrow_run, the bias block and
+             * the float32 split), ask for 1 MiB where the default is smaller
+             * (musl) */
             size_t ss = 0;
             if (pthread_attr_getstacksize(&at, &ss) == 0 && ss < ((size_t)1 << 20))
                 pthread_attr_setstacksize(&at, (size_t)1 << 20);
@@ -346,11 +348,16 @@ int gx_pool_default_threads(void)
 
 int gx_pool_threaded(void) { return 1; }
 
-void gx_pool_stats(long long out[7], int reset)
+void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
 {
     pthread_mutex_lock(&gx_lk);
-    out[0] = gx_st_jobs; out[1] = gx_st_helped; out[2] = gx_st_stalls;
-    out[3] = gx_st_wait_ns; out[4] = gx_st_max_running; out[5] = gx_st_join_ns; out[6] = gx_st_backoff;
+    out[GX_POOL_JOBS] = gx_st_jobs;
+    out[GX_POOL_HELPED] = gx_st_helped;
+    out[GX_POOL_STALLS] = gx_st_stalls;
+    out[GX_POOL_WAIT_NS] = gx_st_wait_ns;
+    out[GX_POOL_MAX_RUNNING] = gx_st_max_running;
+    out[GX_POOL_JOIN_NS] = gx_st_join_ns;
+    out[GX_POOL_BACKOFF] = gx_st_backoff;
     if (reset) gx_st_backoff = gx_st_join_ns = gx_st_jobs = gx_st_helped = gx_st_stalls = gx_st_wait_ns = gx_st_max_running = 0;
     pthread_mutex_unlock(&gx_lk);
 }
@@ -470,7 +477,11 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 int gx_pool_default_threads(void) { return 1; }
 int gx_pool_threaded(void) { return 0; }
 int gx_pool_workers(void) { return 0; }
-void gx_pool_stats(long long out[7], int reset) { (void)reset; for (int i = 0; i < 7; i++) out[i] = 0; }
+void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
+{
+    (void)reset;
+    for (int i = 0; i < GX_POOL_NSTATS; i++) out[i] = 0;
+}
 
 void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
 {
@@ -480,3 +491,13 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 }
 
 #endif
+
+const char *gx_pool_stat_name(int i)
+{
+    static const char *const names[GX_POOL_NSTATS] = {
+        [GX_POOL_JOBS] = "jobs", [GX_POOL_HELPED] = "helped", [GX_POOL_STALLS] = "stalls",
+        [GX_POOL_WAIT_NS] = "wait_ns", [GX_POOL_MAX_RUNNING] = "max_running",
+        [GX_POOL_JOIN_NS] = "join_ns", [GX_POOL_BACKOFF] = "backoff",
+    };
+    return i >= 0 && i < GX_POOL_NSTATS ? names[i] : NULL;
+}

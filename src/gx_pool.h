@@ -30,12 +30,19 @@ int gx_pool_threaded(void);
  * forked child until its first threaded call). */
 int gx_pool_workers(void);
 
-/* Counters since the last reset: [0] threaded calls that owned the pool,
- * [1] times a worker joined one, [2] calls whose owner waited on a worker
- * for long (a descheduled worker), [3] ns owners spent waiting on workers,
- * [4] most threads computing large calls at once (callers + workers),
- * [5] ns from opening a job to workers joining it (summed), [6] calls run
- * on the caller alone because of a recent stall. */
-void gx_pool_stats(long long out[7], int reset);
+/* Counters since the last reset, out[GX_POOL_...]: threaded calls that owned
+ * the pool (JOBS), times a worker joined one (HELPED), calls whose owner
+ * waited on a worker for long, a descheduled worker (STALLS), ns owners
+ * spent waiting on workers (WAIT_NS), most threads computing large calls at
+ * once, callers + workers (MAX_RUNNING), ns from opening a job to workers
+ * joining it, summed (JOIN_NS), calls run on the caller alone because of a
+ * recent stall (BACKOFF).  gx_pool_stat_name(i): slot i's name, as Python
+ * shows it (_ufuncs._pool_stats). */
+enum {
+    GX_POOL_JOBS, GX_POOL_HELPED, GX_POOL_STALLS, GX_POOL_WAIT_NS,
+    GX_POOL_MAX_RUNNING, GX_POOL_JOIN_NS, GX_POOL_BACKOFF, GX_POOL_NSTATS
+};
+void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset);
+const char *gx_pool_stat_name(int i);   /* NULL outside 0 <= i < GX_POOL_NSTATS */
 
 #endif

@@ -325,7 +325,7 @@ def test_thin_functions_have_numpydoc_docstrings(fn):
     assert "Examples" in doc and ">>>" in doc
 
 
-CONFIG_KEYS = {"version", "isa", "best_isa", "compiled_isas", "openmp", "num_threads"}
+CONFIG_KEYS = {"version", "isa", "best_isa", "compiled_isas", "num_threads"}
 
 
 def test_show_config_returns_the_keys():

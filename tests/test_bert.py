@@ -1,4 +1,4 @@
-"""The NumPy BERT encoder of ``python -m gelu_ext bert`` (gelu_ext/bert.py).
+"""The NumPy BERT encoder of ``python -m gelu_ext bert`` (gelu_ext/jobs/bert.py).
 
 Three layers of checks:
 

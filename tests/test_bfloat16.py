@@ -3,7 +3,7 @@
 Every ufunc of the op table gets a bfloat16 loop at import
 (src/_ufuncs.pyx, ``_register_bfloat16``): the float32 kernel on the widened
 input (exact), rounded once to bfloat16, nearest even
-(src/gx_kernels_impl.h, ``narrow_run``).  bfloat16 has 65,536 values, so
+(src/gx_k_16bit.h, ``narrow_run``).  bfloat16 has 65,536 values, so
 accuracy, special values, ISA paths and the rounding are checked on all of
 them.  The reference for accuracy:
 
@@ -28,7 +28,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 import gelu_ext  # noqa: E402
 from gelu_ext import _ufuncs, testing  # noqa: E402
 from gelu_ext.testing import assert_same_bits  # noqa: E402
-from helpers import SPECS_BY_NAME, UFUNC_IDS, UFUNCS, gated_unfused, usable_isas  # noqa: E402
+from helpers import SPECS_BY_NAME, UFUNC_IDS, UFUNCS, gated_unfused, on_isa, scheme_reference  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 # every bfloat16 bit pattern, in bit order: +0 ... +inf, NaNs, -0 ... -inf, NaNs
@@ -252,10 +252,10 @@ def test_every_nan_gives_a_quiet_nan_without_warning(spec):
 
 
 @pytest.mark.parametrize("spec", [u for u in UFUNCS if not u.gated], ids=lambda u: u.name)
-def test_same_bits_as_float32_ufunc_rounded_by_ml_dtypes(spec):
-    """The result is the float32 kernel's, rounded once: ml_dtypes' own
-    float32 -> bfloat16 cast (an independent rounding) gives the same bits,
-    on every input (fused forms: on the bfloat16 sum x + b)."""
+def test_same_bits_as_float32_ufunc_rounded_by_ml_dtypes(spec, isa):
+    """The result is the path's float32 kernel's, rounded once: ml_dtypes'
+    own float32 -> bfloat16 cast (an independent rounding) gives the same
+    bits, on every input (fused forms: on the bfloat16 sum x + b)."""
     args = operands(spec, seed=1)
     got = spec.ufunc(*args)
     f32 = [kernel_point(spec, args).astype(np.float32)] + [a.astype(np.float32) for a in args[1:]]
@@ -265,19 +265,13 @@ def test_same_bits_as_float32_ufunc_rounded_by_ml_dtypes(spec):
     assert_same_bits(got, want, spec.name)
 
 
-@pytest.fixture(scope="module")
-def baseline_results():
-    before = _ufuncs._get_isa()
-    _ufuncs._set_isa("baseline")
-    try:
-        return {u.name: u.ufunc(*operands(u, seed=2)) for u in UFUNCS}
-    finally:
-        _ufuncs._set_isa(before)
-
-
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
-def test_same_bits_on_every_isa_path(spec, isa, baseline_results):
-    assert_same_bits(spec.ufunc(*operands(spec, seed=2)), baseline_results[spec.name], f"{spec.name} {isa}")
+def test_same_bits_on_every_path_of_a_table_scheme(spec, isa):
+    """Paths that read the same float32 tables give the same bits (the
+    scheme's first path is the reference: baseline for the 32-piece tables)."""
+    args = operands(spec, seed=2)
+    want = on_isa(scheme_reference(isa), spec.ufunc, *args)
+    assert_same_bits(spec.ufunc(*args), want, f"{spec.name} {isa}")
 
 
 @pytest.mark.parametrize("spec", [u for u in UFUNCS if u.bias], ids=lambda u: u.name)

@@ -169,7 +169,7 @@ def machine_info(modules=()):
         "cpu": cfg["cpu"], "machine": cfg["machine"], "logical_cpus": os.cpu_count(),
         "caches": _cache_sizes(), "python": platform.python_version(),
         "gelu_ext": cfg["version"], "isa": cfg["isa"], "best_isa": cfg["best_isa"],
-        "compiled_isas": cfg["compiled_isas"], "openmp": cfg["openmp"],
+        "compiled_isas": cfg["compiled_isas"],
         "num_threads": cfg["num_threads"], "parallel_threshold": cfg["parallel_threshold"],
         "versions": {"numpy": np.__version__},
     }

@@ -1,0 +1,101 @@
+/*
+ * gx_k_instances.h -- which float32 and float64 kernel each op of gx_ops.h
+ * runs, per ISA (included by gx_isa_compile.h): the instance lists of the
+ * loop forms (gx_k_forms.h) and of the split driver (gx_k_split.h).  The
+ * 16-bit kernels are gx_k_16bit.h's, from GX_F32_SPLITS below.
+ */
+
+/* ReLU: the streaming loop, and the plain loop of the amd_loops choice */
+GX_STREAM(relu_f32, float, 1, GX_RELU(x))
+GX_STREAM(relu_f64, double, 1, GX_RELU(x))
+GX_STREAM(relu_grad_f32, float, 2, (x > 0 ? g : 0.0f))
+GX_STREAM(relu_grad_f64, double, 2, (x > 0 ? g : 0.0))
+GX_UNARY(relu_f32_plain, float, GX_RELU(x))
+GX_UNARY(relu_f64_plain, double, GX_RELU(x))
+GX_BINARY(relu_grad_f32_plain, float, g, (x > 0 ? g : 0.0f))
+GX_BINARY(relu_grad_f64_plain, double, g, (x > 0 ? g : 0.0))
+
+/* float64: the double-double formulas of gx_math.h, elementwise (gradients
+ * multiply in double and round once); exact and tanh GELU in double lanes
+ * from the tables of gx_lut64.h where they cover x (|x| <= 5), the general
+ * formula elsewhere */
+GX_FULL_FN(gelu_erf_f64, double, gx_gelu_erf_f64, 0)
+GX_FULL_FN(gelu_tanh_f64, double, gx_gelu_tanh_f64, 0)
+GX_SPLIT(gelu_erf_f64, double, 1, lut64_fwd, GX_FN(gelu_erf_f64_full), 0)
+GX_SPLIT(gelu_tanh_f64, double, 1, lut64_fwd, GX_FN(gelu_tanh_f64_full), 0)
+GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
+GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
+GX_UNARY(silu_f64, double, gx_silu_f64(x))
+GX_UNARY(quick_gelu_f64, double, gx_quick_gelu_f64(x))
+GX_BINARY(silu_grad_f64, double, g, gx_silu_grad_f64(x) * g)
+GX_BINARY(quick_gelu_grad_f64, double, g, gx_quick_gelu_grad_f64(x) * g)
+
+/* float32: the general formulas in double, rounded once */
+GX_FULL_FN(gelu_erf_f32, float, gx_gelu_erf_f32_full, 0)
+GX_FULL_FN(gelu_tanh_f32, float, gx_gelu_tanh_f32, 0)
+GX_FULL_FN(gelu_erf_grad_f32, float, gx_gelu_erf_grad_f32d, 1)
+GX_FULL_FN(gelu_tanh_grad_f32, float, gx_gelu_tanh_grad_f32d, 1)
+GX_FULL_FN(silu_f32, float, gx_silu_f32, 0)
+GX_FULL_FN(quick_gelu_f32, float, gx_quick_gelu_f32, 0)
+GX_FULL_FN(silu_grad_f32, float, gx_silu_grad_f32d, 1)
+GX_FULL_FN(quick_gelu_grad_f32, float, gx_quick_gelu_grad_f32d, 1)
+
+/* The float32 split kernels: float32 lanes from the tables where they cover
+ * x (gx_lut_ok: |x| <= 4.5, 8 or 4.7, and for forward GELU every x >= -4.5),
+ * the general formula FULL for the rest, so per element gx_lut_ok(x) ? the
+ * scalar twin of gx_lut.h : the gx_math.h formula, whatever the split.  One
+ * row per kernel:
+ *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
+ *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
+ *   LOOP    its table loop (gx_loops.h); its table is GX_TABLE(KERNEL_f32)
+ *   FULL    whose general formula (GX_FULL_FN) takes the rest
+ *   GATE    1: a gated form, FULL(gate) * up (the loop multiplies itself)
+ *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
+ *           (gx_k_16bit.h; a forward op only with the amd_loops choice,
+ *           where it beats reading the result table: SiLU's cheap formula),
+ *           0: they widen blocks or read the result table */
+#define GX_F32_SPLITS(X)                                                    \
+    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, 0)                                 \
+    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, 0)                               \
+    X(gelu_erf_grad, 2, lut_grad, gelu_erf_grad, 0, 1)                      \
+    X(gelu_tanh_grad, 2, lut_grad, gelu_tanh_grad, 0, 1)                    \
+    X(silu, 1, sig_fwd, silu, 0, 1)                                         \
+    X(quick_gelu, 1, sig_fwd, quick_gelu, 0, 0)                             \
+    X(silu_grad, 2, sig_grad, silu_grad, 0, 1)                              \
+    X(quick_gelu_grad, 2, sig_grad, quick_gelu_grad, 0, 1)                  \
+    X(swiglu, 2, sig_gate, silu, 1, 0)                                      \
+    X(geglu_erf, 2, lut_gate, gelu_erf, 1, 0)                               \
+    X(geglu_tanh, 2, lut_gate, gelu_tanh, 1, 0)
+#define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16)                  \
+    GX_SPLIT(KERNEL##_f32, float, NIN, LOOP, GX_FN(FULL##_f32_full), GATE)
+GX_F32_SPLITS(GX_SPLIT_ROW)
+#undef GX_SPLIT_ROW
+
+/* the fused-bias forms: BASE on x + b, a block at a time */
+#define GX_BIASED_ALL(T, SFX)                                               \
+    GX_BIASED(gelu_erf_bias_##SFX, T, gelu_erf_##SFX, 2)                    \
+    GX_BIASED(gelu_tanh_bias_##SFX, T, gelu_tanh_##SFX, 2)                  \
+    GX_BIASED(gelu_erf_grad_bias_##SFX, T, gelu_erf_grad_##SFX, 3)          \
+    GX_BIASED(gelu_tanh_grad_bias_##SFX, T, gelu_tanh_grad_##SFX, 3)
+GX_BIASED_ALL(float, f32)
+GX_BIASED_ALL(double, f64)
+#undef GX_BIASED_ALL
+
+/* the gate gradients: BASE(gate, up * g), a block at a time */
+#define GX_DGATED_ALL(T, SFX)                                               \
+    GX_DGATED(swiglu_dgate_##SFX, T, silu_grad_##SFX)                       \
+    GX_DGATED(geglu_erf_dgate_##SFX, T, gelu_erf_grad_##SFX)                \
+    GX_DGATED(geglu_tanh_dgate_##SFX, T, gelu_tanh_grad_##SFX)
+GX_DGATED_ALL(float, f32)
+GX_DGATED_ALL(double, f64)
+#undef GX_DGATED_ALL
+/* the gated forms in float64: BASE on a block, then the product (float32:
+ * the split rows above) */
+GX_GATED(swiglu_f64, double, silu_f64)
+GX_GATED(geglu_erf_f64, double, gelu_erf_f64)
+GX_GATED(geglu_tanh_f64, double, gelu_tanh_f64)
+
+/* The float32 kernel of each op, for the 16-bit drivers. */
+#define GX_F32_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = GX_FN(KERNEL##_f32),
+static const gx_kernel GX_FN(f32_kernels)[GX_NOPS] = { GX_OPS(GX_F32_ROW) };
+#undef GX_F32_ROW

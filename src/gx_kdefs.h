@@ -1,0 +1,110 @@
+/*
+ * gx_kdefs.h -- what every kernel file uses, whatever the ISA: the naming of
+ * per-ISA kernels (GX_FN), the bit helpers of the split masks, software
+ * prefetch and the block sizes.  Included once by gx_kernels.c before the
+ * per-ISA kernels (gx_isa_compile.h).
+ */
+#ifndef GX_KDEFS_H
+#define GX_KDEFS_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* gx_k_<name>_<isa>: GX_ISA is the NAME column of the row being compiled */
+#define GX_PASTE3_(a, b, c) a##_##b##_##c
+#define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
+#define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)
+#define GX_PRAGMA_(x) _Pragma(#x)
+#define GX_PRAGMA(x) GX_PRAGMA_(x)
+#define GX_IF_0(...)
+#define GX_IF_1(...) __VA_ARGS__
+#define GX_IF(flag) GX_IF_##flag     /* GX_IF(1)(code) is code, GX_IF(0)(code) nothing */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GX_NOINLINE __attribute__((noinline))
+#else
+#define GX_NOINLINE
+#endif
+
+/* Trailing zeros and set bits of a 64-bit mask word (the split masks). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GX_CTZ64(w) __builtin_ctzll(w)
+#define GX_POPCNT64(w) __builtin_popcountll(w)
+#else
+static inline int gx_ctz64(uint64_t w) { int n = 0; while (!(w & 1u)) { w >>= 1; n++; } return n; }
+#define GX_CTZ64(w) gx_ctz64(w)
+static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; n++; } return n; }
+#define GX_POPCNT64(w) gx_popcnt64(w)
+#endif
+
+/* Software prefetch for the loops that stream arrays larger than L2 (the
+ * table loops of gx_loops.h, ReLU): each touches, GX_PF_BYTES ahead of where
+ * it works, one 64-byte line of every input and of the output (which a store
+ * would otherwise fetch for ownership on demand).  Streamed from L3 or
+ * memory, a loop with ~26 vector instructions per line keeps too few loads
+ * in flight for the hardware prefetchers to hide the latency: on a 2-core
+ * Intel Xeon (AVX-512), 1 thread, exact GELU runs 1.25-1.6x faster with it
+ * at 2^20 and 2^22 float32 elements and the same at 2^16 (L2); ReLU
+ * 1.2-1.4x at 2^20.  A prefetch never faults, so running past an array's
+ * end is harmless; the address is formed as an integer (no out-of-bounds
+ * pointer arithmetic).  It changes no arithmetic. */
+#ifndef GX_PF_BYTES
+#define GX_PF_BYTES 2048
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define GX_PREFETCH(p, bytes) __builtin_prefetch((const void *)((uintptr_t)(p) + (bytes)), 0, 3)
+#else
+#define GX_PREFETCH(p, bytes) ((void)0)
+#endif
+
+/* The block of the split kernels (gx_k_split.h) and of the 16-bit one-pass
+ * kernels (gx_k_16bit.h): GX_SPLIT_B float32 or 16-bit elements, half as
+ * many float64 (the same bytes per buffer).  A multiple of 2048; large
+ * enough that the packed calls run whole vectors and that the split's
+ * fixed cost per block (the packing loop's exit, FULL's call and set-up)
+ * is paid rarely, small enough for L1/L2: on AMD Zen 5, 2 N(0, 1) data,
+ * AVX-512, the split adds 16 ns per 1024 elements at 8192 (21 at 4096, 66
+ * at 1024) to the table loop's 175.  The buffers live on the stack (GCC 12
+ * -fstack-usage, AVX-512): 194 KiB for a two-input float32 split, 130 KiB
+ * for a one-input one, 113 KiB for a float64 split, 209 KiB for a 16-bit
+ * one-pass kernel; the deepest chain, a 16-bit fused-bias gradient
+ * (narrow_run 36 KiB, the bias block 16 KiB, the float32 split), ~247 KiB.
+ * The pool's workers get >= 1 MiB (gx_pool.c). */
+#ifndef GX_SPLIT_B
+#define GX_SPLIT_B 8192
+#endif
+#define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
+
+/* Each op's number by its KERNEL column (gx_ops.h): GX_KID_gelu_erf_grad is
+ * GX_OP_GELU_ERF_GRAD; lists keyed by kernel name index op tables with it. */
+#define GX_KID_ROW_(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) GX_KID_##KERNEL = ID,
+enum { GX_OPS(GX_KID_ROW_) };
+#undef GX_KID_ROW_
+
+/* The CPU-dependent loop choices a row's fill reads (gx_kernels.c sets them
+ * from the CPU; the private setters change them and refill every table);
+ * the same bits either way.
+ * amd_loops: ReLU on large arrays in the plain loop, not in prefetching
+ *   blocks; 16-bit forward result tables read one load per element, not
+ *   gathered; forward SiLU on 16-bit data in one pass (gx_k_16bit.h).
+ * bf16cvt: the bfloat16 one-pass kernels round with STORE_BN where the ISA
+ *   has it (gx_loops.h). */
+typedef struct {
+    int amd_loops;
+    int bf16cvt;
+} gx_choices;
+
+/* The 16-bit path's types (gx_k_16bit.h): a one-pass kernel (x, g or NULL,
+ * out, n); a 16-bit type's conversions (widen: exact; narrow: round to
+ * nearest even), whether it is bfloat16, and its one-pass kernel per op. */
+typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
+typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
+typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
+typedef struct {
+    gx_widen_fn widen;
+    gx_narrow_fn narrow;
+    int bf;
+    const gx_k16 *one16;
+} gx_cv16;
+
+#endif

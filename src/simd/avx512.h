@@ -1,0 +1,185 @@
+/*
+ * simd/avx512.h -- the primitives of the AVX-512 path (AVX512F/DQ/VL/BW,
+ * FMA, F16C): 16 float or 8 double lanes, masks in mask registers.  What
+ * each name means is the contract at the top of gx_loops.h; every one is one
+ * IEEE operation, an exact table fetch or an exact select.
+ */
+#include <immintrin.h>
+
+#define GX_VEC 1
+
+/* ----------------------------------------------------- float32 lanes -- */
+#define GX_F32_W 16
+#define GX_F32_V __m512
+#define GX_F32_I __m512i
+#define GX_F32_M __mmask16
+#define GX_F32_LOAD(p) _mm512_loadu_ps(p)
+#define GX_F32_STORE(p, v) _mm512_storeu_ps(p, v)
+#define GX_F32_SET(f) _mm512_set1_ps(f)
+#define GX_F32_ADD(a, b) _mm512_add_ps(a, b)
+#define GX_F32_SUB(a, b) _mm512_sub_ps(a, b)
+#define GX_F32_MUL(a, b) _mm512_mul_ps(a, b)
+#define GX_F32_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define GX_F32_FMS(a, b, c) _mm512_fmsub_ps(a, b, c)
+#define GX_F32_NEG(v) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u)))
+/* min(|x|, X) for X > 0 in one instruction (AVX512DQ vrangeps: the smaller
+ * magnitude, sign cleared): the bits of min(abs(x), X) with min's NaN rule
+ * (X), inf included (checked for every class of input) */
+#define GX_F32_ABSMIN(x, X) _mm512_range_ps(x, X, 0x0A)
+#define GX_F32_LO16(v) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(v), 16))
+#define GX_F32_INDEX(t) _mm512_min_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(GX_LUT_MAGIC_BITS + 31))
+/* a 32-entry table lives in two registers, loaded once per call (the
+ * compiler cannot hoist the loads itself: the output might alias the
+ * table); one vpermt2ps fetches 16 lanes */
+#define GX_F32_TAB struct { __m512 lo, hi; }
+#define GX_F32_TAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
+#define GX_F32_LUT_PREP(i) (void)0
+#define GX_F32_LUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
+/* the sign mask: here the lanes with the sign bit clear, one test */
+#define GX_F32_SIGNM(x) _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))
+/* selects folded into masked operations (one instruction instead of two) */
+#define GX_F32_SEL1MH(p, h) _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h)
+#define GX_F32_SELNEG(p, M) _mm512_mask_xor_ps(M, p, M, _mm512_set1_ps(-0.0f))
+#define GX_F32_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)
+#define GX_F32_MASKMUL(m, src, a, b) _mm512_mask_mul_ps(src, m, a, b)
+/* fpclass: QNaN, +0, -0, +inf, -inf, SNaN */
+#define GX_F32_SPECIAL(g) _mm512_fpclass_ps_mask(g, 0x9f)
+#define GX_F32_BAD(x, X) _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ)
+#define GX_F32_BAD1(x, NX) _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ)
+#define GX_F32_MBITS(m) ((uint64_t)(m))
+#define GX_F32_MANY(m) ((m) != 0)
+
+/* 16-bit data in float32 lanes (exact widening; rounding to nearest even) */
+#define GX_VEC16 1
+#define GX_RNE16 (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define GX_F32_LOAD_H(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define GX_F32_LOAD_B(p) _mm512_castsi512_ps(_mm512_slli_epi32(                \
+    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define GX_F32_STORE_H(p, v) _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph(v, GX_RNE16))
+/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
+static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                  _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+}
+#define GX_F32_STORE_B(p, v) GX_FN(vstore_b)(p, v)
+/* GX_F32_STORE_BN: the same bits with AVX512-BF16's vcvtneps2bf16, one
+ * instruction for the nine above, in functions compiled with GX_BN_TARGET
+ * and taken where the CPU has it (gx_kernels.c, the bf16cvt loop choice).
+ * It flushes float32 subnormals to zero, so a vector holding one (a result
+ * below 2^-126 in magnitude: never in ordinary data) takes vstore_b; on
+ * every other value, NaN payloads included, its bits are vstore_b's
+ * (compared on all 2^32 float32 values, AMD Zen 5). */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10)
+#define GX_BN_TARGET __attribute__((target("avx512bf16")))
+static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
+{
+    if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */
+        GX_FN(vstore_b)(p, v);
+        return;
+    }
+    const __m256bh r = _mm512_cvtneps_pbh(v);
+    _mm256_storeu_si256((__m256i *)p, (__m256i)r);
+}
+#define GX_F32_STORE_BN(p, v) GX_FN(vstore_bn)(p, v)
+#endif
+
+/* ----------------------------------------------------- float64 lanes -- */
+#define GX_F64_W 8
+#define GX_F64_V __m512d
+#define GX_F64_M __mmask8
+#define GX_F64_I __m512i
+#define GX_F64_LOAD(p) _mm512_loadu_pd(p)
+#define GX_F64_STORE(p, v) _mm512_storeu_pd(p, v)
+#define GX_F64_SET(f) _mm512_set1_pd(f)
+#define GX_F64_SUB(a, b) _mm512_sub_pd(a, b)
+#define GX_F64_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define GX_F64_FMS(a, b, c) _mm512_fmsub_pd(a, b, c)
+#define GX_F64_ABSMIN(x, X) _mm512_min_pd(_mm512_abs_pd(x), X)
+#define GX_F64_INDEX(t) _mm512_min_epi64(_mm512_cvttpd_epi64(t), _mm512_set1_epi64(15))
+/* a 16-entry table in two registers: one vpermt2pd */
+#define GX_F64_TAB struct { __m512d lo, hi; }
+#define GX_F64_TAB_LOAD(r, tab) ((r).lo = _mm512_load_pd(tab), (r).hi = _mm512_load_pd((tab) + 8))
+#define GX_F64_LUT_PREP(i) (void)0
+#define GX_F64_LUT(r, i) _mm512_permutex2var_pd((r).lo, i, (r).hi)
+#define GX_F64_SIGNM(x) _mm512_testn_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN))
+#define GX_F64_SEL1MH(p, h) _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h)
+#define GX_F64_BAD(x, X) _mm512_cmp_pd_mask(_mm512_abs_pd(x), X, _CMP_NLE_UQ)
+#define GX_F64_MBITS(m) ((uint64_t)(m))
+
+/* ------------------------------------------------------ split helpers -- */
+/* GX_FN(pack_idx): the indices of the wanted elements of a split block
+ * (gx_k_split.h, GX_SPLIT_PATCH), from vpcompressd, 16 mask bits at a time;
+ * only the 16-element chunks with a wanted element are visited (vptestmw
+ * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
+ * gather and put-back loops run whole vectors (a duplicate writes the same
+ * value to the same place): no loop's trip count follows the element count.
+ * The per-block costs are paid once per block, so the split's cost falls
+ * with the block size (gx_kdefs.h, GX_SPLIT_B); the bit-by-bit packing of
+ * the other paths pays per mask word (AMD Zen 5, exact GELU on 2 N(0, 1)
+ * data: 66 ns per 1024 elements at 4096-element blocks). */
+#define GX_HAVE_PACK_IDX 1
+static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int *idx)
+{
+    /* the mask read in place; bits at or past m cleared, all of them inverted
+     * when the good elements are wanted */
+    const uint64_t flip = want ? 0 : ~(uint64_t)0;
+    uint64_t nz[GX_SPLIT_B / 1024] = {0};   /* bit c of nz[u]: chunk 64 u + c has a wanted element */
+    for (int v = 0; 64 * v < m; v += 8) {
+        __m512i c16 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(bad + v)),
+                                       _mm512_set1_epi64((long long)flip));
+        if (m - 64 * v < 512) {
+            /* r: elements left in each word; r >= 64 keeps every bit,
+             * 0 < r < 64 the low r, r <= 0 none */
+            const __m512i r = _mm512_sub_epi64(_mm512_set1_epi64(m - 64 * v),
+                                               _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448));
+            c16 = _mm512_and_si512(c16, _mm512_mask_blend_epi64(
+                _mm512_cmpge_epi64_mask(r, _mm512_set1_epi64(64)),
+                _mm512_maskz_srlv_epi64(_mm512_cmpgt_epi64_mask(r, _mm512_setzero_si512()),
+                                        _mm512_set1_epi64(-1), _mm512_sub_epi64(_mm512_set1_epi64(64), r)),
+                _mm512_set1_epi64(-1)));
+        }
+        nz[v / 16] |= (uint64_t)_mm512_test_epi16_mask(c16, c16) << (4 * (v % 16));
+    }
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const uint16_t flip16 = (uint16_t)flip;
+    int k = 0;
+    for (int u = 0; u < GX_SPLIT_B / 1024; u++) {
+        for (uint64_t z = nz[u]; z; z &= z - 1u) {
+            const int c = 64 * u + GX_CTZ64(z);
+            /* chunk c's 16 mask bits, read as they lie (x86: little-endian) */
+            uint16_t b16;
+            memcpy(&b16, (const char *)bad + 2 * c, sizeof b16);
+            unsigned mc = (uint16_t)(b16 ^ flip16);
+            /* bits at or past m are clear in bad, so only inverted ones */
+            if (!want && m - 16 * c < 16) mc &= (1u << (m - 16 * c)) - 1u;
+            _mm512_storeu_si512((void *)(idx + k),
+                _mm512_maskz_compress_epi32((__mmask16)mc, _mm512_add_epi32(iota, _mm512_set1_epi32(16 * c))));
+            k += GX_POPCNT64((uint64_t)mc);
+        }
+    }
+    if (k == 0) return 0;
+    _mm512_storeu_si512((void *)(idx + k), _mm512_set1_epi32(idx[k - 1]));
+    return (k + 15) & ~15;
+}
+
+/* GX_FN(gather16): o[j] = T[x[j]] for the first whole vectors of 16 (32-bit
+ * gathers at T + x[j], whose low halves are the entries: little-endian x86,
+ * and the 16-bit result tables have a spare entry for the last); returns
+ * how many it did (gx_k_16bit.h, lut16, does the rest). */
+#define GX_HAVE_GATHER16 1
+static inline gx_intp GX_FN(gather16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
+{
+    gx_intp j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i ix = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(x + j)));
+        __m512i v = _mm512_i32gather_epi32(ix, (const void *)T, 2);
+        _mm256_storeu_si256((__m256i *)(o + j), _mm512_cvtepi32_epi16(v));
+    }
+    return j;
+}
