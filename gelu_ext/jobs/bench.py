@@ -2,10 +2,11 @@
 
 Design:
 
-* One registry for every benchmark in the project.  ``OPS`` names the
-  operations, ``make_inputs`` builds their arrays and ``prepare(impl, op,
-  inputs)`` returns a zero-argument call for "ours", the NumPy/SciPy baseline
-  or a peer (PyTorch, JAX, ONNX Runtime).  ``bench/test_bench_ops.py`` (the
+* One registry for every benchmark in the project.  ``OPS`` holds one row
+  per operation: its name, its arrays and how ours, the NumPy/SciPy baseline
+  and each peer (PyTorch, JAX, ONNX Runtime) compute it, so benchmarking a
+  new op is one row.  ``make_inputs`` builds a cell's arrays and
+  ``prepare(impl, op, inputs)`` returns the zero-argument call that is timed.  ``bench/test_bench_ops.py`` (the
   pytest-benchmark suite) and ``bench/ratios.py`` (issue 3's criteria) import
   these, so the same words in two reports mean the same call.
 * Peers are optional and never dependencies: each is imported when first
@@ -26,11 +27,12 @@ Design:
   tail to 0, which a single sample of the bulk would never show.
 """
 import argparse
+import functools
 import math
 import os
 import sys
 import time
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -41,39 +43,50 @@ from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, pro
                                   write_json)
 
 # --------------------------------------------------------------- the ops --
-
+# Benchmarking a new op is one row of OPS (below), plus its NumPy baseline
+# when that is longer than a line; the report, the pytest-benchmark suite,
+# ratios.py and the accuracy tables read the rows.
 
 class Op(NamedTuple):
+    """One benchmarked op and how every implementation runs it.
+
+    The builders take the cell's arrays in ``inputs`` order, then ``out``, and
+    return a zero-argument call (built once per cell, so the timed call is a
+    closure over that cell's arrays and nothing else):
+
+    * ``ours(*arrays, out)``: gelu_ext (``out=None``: it allocates);
+    * ``numpy(*arrays, out)``: the fastest plain NumPy/SciPy a user would
+      write, in-place ufunc calls into preallocated scratch (may raise
+      Unavailable); ``numpy_desc`` says what it is, for the report's footnote
+      (``{exact}``: the exact-GELU baseline, which depends on SciPy);
+    * ``torch(torch, *tensors, out)``: PyTorch on tensors sharing the arrays'
+      memory, writing into ``out`` where the op has an ``out=`` form;
+    * ``jax(jax)``: the function of the arrays that JAX jits;
+    * ``ort``: the ONNX Runtime node, ``(op_type, domain)``, or why there is none;
+    * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None.
+    """
     key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
-    arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
-    approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
+    inputs: tuple        # the arrays the op takes, in call order: "x", then "g" (gradient) or "b" (bias)
+    ours: Callable
+    numpy: Callable
+    numpy_desc: str
+    torch: Callable
+    jax: Callable
+    ort: object
+    textbook: str = None
 
     @property
     def func(self):
         """The function computed (the fused form's base op), as gelu_ext.testing names it."""
         return _ufuncs.OPS[self.key].base
 
+    @property
+    def arrays(self):
+        """n-sized arrays moved per call (inputs + output), for GB/s; the
+        bias is one row, not n."""
+        return 1 + sum(k != "b" for k in self.inputs)
 
-OPS = {
-    "gelu_erf": Op("gelu_erf", "exact GELU", 2, "none"),
-    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
-    "relu": Op("relu", "ReLU", 2, ""),
-    "gelu_erf_grad": Op("gelu_erf_grad", "exact GELU grad", 3, "none"),
-    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
-    "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
-    "silu": Op("silu", "SiLU", 2, ""),
-    "quick_gelu": Op("quick_gelu", "quick GELU", 2, ""),
-    "silu_grad": Op("silu_grad", "SiLU grad", 3, ""),
-}
-# x sigmoid(c x): c (SiLU, quick GELU)
-_SIG_C = {"silu": 1.0, "quick_gelu": 1.702}
-
-IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
-PEERS = ("torch", "jax", "onnxruntime")
-# Short column titles in the tables.
-_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
-          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
 
 # The Transformer FFN width of issue 5's fused-bias measurement (BERT-base
 # intermediate size 3072 / 2): shape (n/1536, 1536), bias (1536,).
@@ -85,10 +98,229 @@ _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_C = math.sqrt(2.0 / math.pi)
 _TANH_A = 0.044715
+_NO_GRAD_OP = "no gradient op in the inference build"
 
 
 class Unavailable(Exception):
     """An implementation cannot run this op/dtype; the message says why (one line)."""
+
+
+# -- the NumPy/SciPy baselines longer than a line (rows below) --
+
+def _np_ndtr(n):
+    """Phi as a NumPy user gets it: SciPy's ndtr, else math.erf vectorised
+    (for ``n`` up to VECTORIZE_MAX elements)."""
+    sp = peer("scipy")
+    if sp is not None:
+        return sp.special.ndtr
+    if n > VECTORIZE_MAX:
+        raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
+    verf = erf()[0]
+
+    def ndtr(v, out):
+        np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
+        return out
+    return ndtr
+
+
+def _tanh_of_u(x, out, x2=None):
+    """tanh(c (x + a x^3)) as in-place NumPy calls, into ``out`` (``x2``: x^2
+    if the caller has it already)."""
+    if x2 is None:
+        x2 = np.multiply(x, x, out=out)
+    np.multiply(x2, _TANH_A, out=out)
+    np.add(out, 1.0, out=out)
+    np.multiply(out, x, out=out)
+    np.multiply(out, _TANH_C, out=out)
+    return np.tanh(out, out=out)
+
+
+def _np_gelu_erf(x, out):
+    ndtr = _np_ndtr(x.size)
+
+    def f():
+        ndtr(x, out=out)
+        return np.multiply(out, x, out=out)
+    return f
+
+
+def _np_gelu_tanh(x, out):
+    def f():
+        # 0.5 x (1 + tanh(c (x + a x^3)))
+        _tanh_of_u(x, out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, x, out=out)
+        np.multiply(out, 0.5, out=out)
+        return out
+    return f
+
+
+def _np_gelu_erf_grad(x, g, out):
+    ndtr = _np_ndtr(x.size)
+    s1 = np.empty_like(out)
+
+    def f():
+        np.multiply(x, x, out=s1)
+        np.multiply(s1, -0.5, out=s1)
+        np.exp(s1, out=s1)
+        np.multiply(s1, x, out=s1)
+        np.multiply(s1, _INV_SQRT_2PI, out=s1)
+        ndtr(x, out=out)
+        np.add(out, s1, out=out)
+        np.multiply(out, g, out=out)
+        return out
+    return f
+
+
+def _np_gelu_tanh_grad(x, g, out):
+    s1, s2 = np.empty_like(out), np.empty_like(out)
+
+    def f():
+        # 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3a x^2), th = tanh(c (x + a x^3))
+        np.multiply(x, x, out=s1)
+        np.multiply(s1, 3.0 * _TANH_A, out=s2)
+        np.add(s2, 1.0, out=s2)
+        np.multiply(s2, _TANH_C, out=s2)
+        _tanh_of_u(x, s1, x2=s1)
+        np.multiply(s1, s1, out=out)
+        np.subtract(1.0, out, out=out)
+        np.multiply(out, s2, out=out)
+        np.multiply(out, x, out=out)
+        np.add(out, s1, out=out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, 0.5, out=out)
+        np.multiply(out, g, out=out)
+        return out
+    return f
+
+
+def _np_gelu_erf_bias(x, b, out):
+    ndtr = _np_ndtr(x.size)
+    s1 = np.empty_like(out)
+
+    def f():
+        np.add(x, b, out=out)
+        ndtr(out, out=s1)
+        return np.multiply(out, s1, out=out)
+    return f
+
+
+def _np_x_sigmoid(c):
+    """x sigmoid(c x) = x / (1 + exp(-c x)) (SiLU: c = 1, quick GELU: c = 1.702)."""
+    def build(x, out):
+        def f():
+            np.multiply(x, -c, out=out)
+            np.exp(out, out=out)
+            np.add(out, 1.0, out=out)
+            return np.divide(x, out, out=out)
+        return f
+    return build
+
+
+def _np_silu_grad(x, g, out):
+    s1 = np.empty_like(out)
+
+    def f():
+        np.negative(x, out=s1)
+        np.exp(s1, out=s1)
+        np.add(s1, 1.0, out=s1)
+        np.reciprocal(s1, out=s1)
+        np.subtract(1.0, s1, out=out)
+        np.multiply(out, x, out=out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, s1, out=out)
+        return np.multiply(out, g, out=out)
+    return f
+
+
+# -- the peers' compositions --
+
+def _torch_bias_gelu(torch, x, b, out):
+    gelu = torch.ops.aten.gelu.out
+
+    def f():
+        # PyTorch has no fused CPU bias-GELU: the add, then GELU, in place.
+        torch.add(x, b, out=out)
+        return gelu(out, approximate="none", out=out)
+    return f
+
+
+def _jax_vjp(jax, fn):
+    """The gradient op of ``fn`` as JAX computes it: vjp with the given g."""
+    return lambda x, g: jax.vjp(fn, x)[1](g)[0]
+
+
+def _jax_gelu(jax, approximate):
+    return functools.partial(jax.nn.gelu, approximate=approximate)
+
+
+OPS = {op.key: op for op in (
+    Op("gelu_erf", "exact GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.fast_gelu, x, "none", out=out),
+       numpy=_np_gelu_erf, numpy_desc="{exact}",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.gelu.out, x, approximate="none", out=out),
+       jax=lambda jax: _jax_gelu(jax, False),
+       ort=("Gelu", "com.microsoft"), textbook="gelu_textbook"),
+    Op("gelu_tanh", "tanh GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.fast_gelu, x, "tanh", out=out),
+       numpy=_np_gelu_tanh, numpy_desc="the tanh formula as in-place NumPy ufunc calls",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.gelu.out, x, approximate="tanh", out=out),
+       jax=lambda jax: _jax_gelu(jax, True),
+       ort=("FastGelu", "com.microsoft")),
+    Op("relu", "ReLU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.relu, x, out=out),
+       numpy=lambda x, out: functools.partial(np.maximum, x, 0, out=out), numpy_desc="np.maximum(x, 0, out=o)",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.relu.out, x, out=out),
+       jax=lambda jax: jax.nn.relu,
+       ort=("Relu", "")),
+    Op("gelu_erf_grad", "exact GELU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.fast_gelu_grad, x, g, "none", out=out),
+       numpy=_np_gelu_erf_grad,
+       numpy_desc="Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.gelu_backward.grad_input, g, x,
+                                                        approximate="none", grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, _jax_gelu(jax, False)),
+       ort=_NO_GRAD_OP),
+    Op("gelu_tanh_grad", "tanh GELU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.fast_gelu_grad, x, g, "tanh", out=out),
+       numpy=_np_gelu_tanh_grad, numpy_desc="the tanh formula's derivative as in-place NumPy calls, times g",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.gelu_backward.grad_input, g, x,
+                                                        approximate="tanh", grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, _jax_gelu(jax, True)),
+       ort=_NO_GRAD_OP),
+    Op("gelu_erf_bias", "bias+exact GELU", ("x", "b"),
+       ours=lambda x, b, out: functools.partial(gelu_ext.fast_gelu, x, bias=b, out=out),
+       numpy=_np_gelu_erf_bias, numpy_desc="np.add(x, b, out=o) then exact GELU in place",
+       torch=_torch_bias_gelu,
+       jax=lambda jax: lambda x, b: jax.nn.gelu(x + b, approximate=False),
+       ort=("BiasGelu", "com.microsoft")),
+    Op("silu", "SiLU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.silu, x, out=out),
+       numpy=_np_x_sigmoid(1.0), numpy_desc="x/(1+exp(-x)) as in-place NumPy calls",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.silu.out, x, out=out),
+       jax=lambda jax: jax.nn.silu,
+       ort="no SiLU op (a Sigmoid and a Mul)"),
+    Op("quick_gelu", "quick GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.quick_gelu, x, out=out),
+       numpy=_np_x_sigmoid(1.702), numpy_desc="x/(1+exp(-1.702x)) as in-place NumPy calls",
+       # what transformers' QuickGELUActivation runs
+       torch=lambda torch, x, out: lambda: torch.mul(x, torch.sigmoid(1.702 * x), out=out),
+       jax=lambda jax: lambda x: x * jax.nn.sigmoid(1.702 * x),
+       ort=("QuickGelu", "com.microsoft")),
+    Op("silu_grad", "SiLU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.silu_grad, x, g, out=out),
+       numpy=_np_silu_grad, numpy_desc="s (1 + x (1 - s)) g, s = 1/(1+exp(-x)), as in-place NumPy calls",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.silu_backward.grad_input, g, x,
+                                                        grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, jax.nn.silu),
+       ort=_NO_GRAD_OP),
+)}
+
+IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
+PEERS = ("torch", "jax", "onnxruntime")
+# Short column titles in the tables.
+_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
+          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
 
 
 def bias_shape(n):
@@ -107,11 +339,11 @@ def make_inputs(op, dtype, n, seed=0):
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
-    shape = bias_shape(n) if op.key == "gelu_erf_bias" else (n,)
+    shape = bias_shape(n) if "b" in op.inputs else (n,)
     d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
-    if op.key.endswith("_grad"):
+    if "g" in op.inputs:
         d["g"] = rng.standard_normal(shape).astype(dtype)
-    if op.key == "gelu_erf_bias":
+    if "b" in op.inputs:
         d["b"] = (0.1 * rng.standard_normal(shape[-1:])).astype(dtype)
     d["out"] = np.empty(shape, dtype)
     d["n"] = int(np.prod(shape))
@@ -191,245 +423,48 @@ def _load_torch():
 
 
 # ---------------------------------------------------------- implementations --
+# The per-implementation plumbing every row shares: converting the arrays,
+# jitting, building ONNX Runtime sessions.  What each op computes is in OPS.
 
-def _prepare_ours(op, d, alloc=False):
-    x, g, b = d["x"], d.get("g"), d.get("b")
-    out = None if alloc else d["out"]
-    k = op.key
-    if k in ("gelu_erf", "gelu_tanh"):
-        return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
-    if k in ("relu", "silu", "quick_gelu"):
-        f = getattr(gelu_ext, k)
-        return lambda: f(x, out=out)
-    if k == "silu_grad":
-        return lambda: gelu_ext.silu_grad(x, g, out=out)
-    if k.endswith("_grad"):
-        return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
-    if k == "gelu_erf_bias":
-        return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
-    raise AssertionError(k)
+def numpy_baseline_desc():
+    """What the NumPy baseline of each op is, for the report's footnote."""
+    if peer("scipy") is not None:
+        exact = "x*scipy.special.ndtr(x)"
+    else:
+        exact = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
+    return {k: op.numpy_desc.format(exact=exact) for k, op in OPS.items()}
 
 
 def _prepare_textbook(op, d):
     """The brief's kernel as written: a plain C loop of 0.5 x (1 + erf(x/sqrt2))
     over libm's erff / erf (gelu_ext._textbook, built with the package)."""
-    if op.key != "gelu_erf":
+    if op.textbook is None:
         raise Unavailable("the textbook loop is exact GELU only")
     try:
-        from gelu_ext._textbook import gelu_textbook
+        from gelu_ext import _textbook
     except ImportError:
         raise Unavailable("gelu_ext._textbook not built") from None
-    x, out = d["x"], d["out"]
-    return lambda: gelu_textbook(x, out)
-
-
-def _vectorized_ndtr():
-    verf = erf()[0]
-
-    def ndtr(v, out):
-        np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
-        return out
-    return ndtr
-
-
-def numpy_baseline_desc():
-    """What the NumPy baseline of each op is, for the report's footnote."""
-    if peer("scipy") is not None:
-        erf = "x*scipy.special.ndtr(x)"
-    else:
-        erf = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
-    return {
-        "gelu_erf": erf,
-        "gelu_tanh": "the tanh formula as in-place NumPy ufunc calls",
-        "relu": "np.maximum(x, 0, out=o)",
-        "gelu_erf_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
-        "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
-        "gelu_erf_bias": "np.add(x, b, out=o) then exact GELU in place",
-        "silu": "x/(1+exp(-x)) as in-place NumPy calls",
-        "quick_gelu": "x/(1+exp(-1.702x)) as in-place NumPy calls",
-        "silu_grad": "s (1 + x (1 - s)) g, s = 1/(1+exp(-x)), as in-place NumPy calls",
-    }
-
-
-def _tanh_of_u(x, out, x2=None):
-    """tanh(c (x + a x^3)) as in-place NumPy calls, into ``out`` (``x2``: x^2
-    if the caller has it already)."""
-    if x2 is None:
-        x2 = np.multiply(x, x, out=out)
-    np.multiply(x2, _TANH_A, out=out)
-    np.add(out, 1.0, out=out)
-    np.multiply(out, x, out=out)
-    np.multiply(out, _TANH_C, out=out)
-    return np.tanh(out, out=out)
-
-
-def _prepare_numpy(op, d):
-    """The fastest plain NumPy/SciPy a user would write: in-place ufunc calls
-    into preallocated scratch, so the baseline is not penalised by temporaries."""
-    x, g, b, o = d["x"], d.get("g"), d.get("b"), d["out"]
-    k = op.key
-    if k == "relu":
-        return lambda: np.maximum(x, 0, out=o)
-    if k in _SIG_C:
-        c = -_SIG_C[k]
-
-        def f():
-            np.multiply(x, c, out=o)
-            np.exp(o, out=o)
-            np.add(o, 1.0, out=o)
-            return np.divide(x, o, out=o)
-        return f
-    if k == "silu_grad":
-        s1 = np.empty_like(o)
-
-        def f():
-            np.negative(x, out=s1)
-            np.exp(s1, out=s1)
-            np.add(s1, 1.0, out=s1)
-            np.reciprocal(s1, out=s1)
-            np.subtract(1.0, s1, out=o)
-            np.multiply(o, x, out=o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, s1, out=o)
-            return np.multiply(o, g, out=o)
-        return f
-    needs_erf = op.approximate == "none"
-    if needs_erf:
-        sp = peer("scipy")
-        if sp is not None:
-            ndtr = sp.special.ndtr
-        elif d["n"] > VECTORIZE_MAX:
-            raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
-        else:
-            ndtr = _vectorized_ndtr()
-    s1 = np.empty_like(o)
-    if k == "gelu_erf":
-        def f():
-            ndtr(x, out=o)
-            return np.multiply(o, x, out=o)
-    elif k == "gelu_erf_bias":
-        def f():
-            np.add(x, b, out=o)
-            ndtr(o, out=s1)
-            return np.multiply(o, s1, out=o)
-    elif k == "gelu_tanh":
-        def f():
-            # 0.5 x (1 + tanh(c (x + a x^3)))
-            _tanh_of_u(x, o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, x, out=o)
-            np.multiply(o, 0.5, out=o)
-            return o
-    elif k == "gelu_erf_grad":
-        def f():
-            np.multiply(x, x, out=s1)
-            np.multiply(s1, -0.5, out=s1)
-            np.exp(s1, out=s1)
-            np.multiply(s1, x, out=s1)
-            np.multiply(s1, _INV_SQRT_2PI, out=s1)
-            ndtr(x, out=o)
-            np.add(o, s1, out=o)
-            np.multiply(o, g, out=o)
-            return o
-    elif k == "gelu_tanh_grad":
-        s2 = np.empty_like(o)
-
-        def f():
-            # 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3a x^2), th = tanh(c (x + a x^3))
-            np.multiply(x, x, out=s1)
-            np.multiply(s1, 3.0 * _TANH_A, out=s2)
-            np.add(s2, 1.0, out=s2)
-            np.multiply(s2, _TANH_C, out=s2)
-            _tanh_of_u(x, s1, x2=s1)
-            np.multiply(s1, s1, out=o)
-            np.subtract(1.0, o, out=o)
-            np.multiply(o, s2, out=o)
-            np.multiply(o, x, out=o)
-            np.add(o, s1, out=o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, 0.5, out=o)
-            np.multiply(o, g, out=o)
-            return o
-    else:
-        raise AssertionError(k)
-    return f
+    return functools.partial(getattr(_textbook, op.textbook), d["x"], d["out"])
 
 
 def _prepare_torch(op, d):
     torch = _load_torch()
     if torch is None:
         raise Unavailable("torch not installed")
-    aten = torch.ops.aten
-    x, o = torch.from_numpy(d["x"]), torch.from_numpy(d["out"])
-    k, ap = op.key, op.approximate
-    if k in ("gelu_erf", "gelu_tanh"):
-        return lambda: aten.gelu.out(x, approximate=ap, out=o)
-    if k == "relu":
-        return lambda: aten.relu.out(x, out=o)
-    if k == "silu":
-        return lambda: aten.silu.out(x, out=o)
-    if k == "quick_gelu":          # what transformers' QuickGELUActivation runs
-        return lambda: torch.mul(x, torch.sigmoid(1.702 * x), out=o)
-    if k == "silu_grad":
-        g = torch.from_numpy(d["g"])
-        return lambda: aten.silu_backward.grad_input(g, x, grad_input=o)
-    if k.endswith("_grad"):
-        g = torch.from_numpy(d["g"])
-        return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
-    if k == "gelu_erf_bias":
-        b = torch.from_numpy(d["b"])
-
-        def f():
-            # PyTorch has no fused CPU bias-GELU: the add, then GELU, in place.
-            torch.add(x, b, out=o)
-            return aten.gelu.out(o, approximate="none", out=o)
-        return f
-    raise AssertionError(k)
+    return op.torch(torch, *(torch.from_numpy(d[k]) for k in op.inputs), out=torch.from_numpy(d["out"]))
 
 
 _jax_fns = {}
-
-
-def _jax_fn(op):
-    if op.key not in _jax_fns:
-        jax = peer("jax")
-        approx = op.approximate == "tanh"
-
-        def gelu(v):
-            return jax.nn.gelu(v, approximate=approx)
-        k = op.key
-        if k in ("gelu_erf", "gelu_tanh"):
-            fn = gelu
-        elif k == "relu":
-            fn = jax.nn.relu
-        elif k == "silu":
-            fn = jax.nn.silu
-        elif k == "quick_gelu":
-            def fn(v):
-                return v * jax.nn.sigmoid(1.702 * v)
-        elif k == "silu_grad":
-            def fn(v, g):
-                return jax.vjp(jax.nn.silu, v)[1](g)[0]
-        elif k.endswith("_grad"):
-            def fn(v, g):
-                return jax.vjp(gelu, v)[1](g)[0]
-        elif k == "gelu_erf_bias":
-            def fn(v, b):
-                return gelu(v + b)
-        _jax_fns[op.key] = jax.jit(fn)
-    return _jax_fns[op.key]
 
 
 def _prepare_jax(op, d):
     jax = peer("jax")
     if jax is None:
         raise Unavailable("jax not installed")
-    fn = _jax_fn(op)
-    args = [jax.device_put(d["x"])]
-    if "g" in d:
-        args.append(jax.device_put(d["g"]))
-    if "b" in d:
-        args.append(jax.device_put(d["b"]))
+    if op.key not in _jax_fns:
+        _jax_fns[op.key] = jax.jit(op.jax(jax))
+    fn = _jax_fns[op.key]
+    args = [jax.device_put(d[k]) for k in op.inputs]
     return lambda: fn(*args).block_until_ready()
 
 
@@ -474,17 +509,10 @@ def _ort_session(node_op, domain, dtype, shape, bias_shape_, threads):
 def _prepare_ort(op, d, threads):
     if peer("onnxruntime") is None:
         raise Unavailable("onnxruntime not installed")
-    x, o = d["x"], d["out"]
-    k = op.key
-    node = {"gelu_erf": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
-            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft"),
-            "quick_gelu": ("QuickGelu", "com.microsoft")}.get(k)
-    if k == "silu":
-        raise Unavailable("no SiLU op (a Sigmoid and a Mul)")
-    if node is None:
-        raise Unavailable("no gradient op in the inference build")
-    b = d.get("b")
-    sess = _ort_session(node[0], node[1], x.dtype, x.shape, None if b is None else b.shape, threads)
+    if isinstance(op.ort, str):
+        raise Unavailable(op.ort)
+    x, b, o = d["x"], d.get("b"), d["out"]
+    sess = _ort_session(*op.ort, x.dtype, x.shape, None if b is None else b.shape, threads)
     io = sess.io_binding()
     io.bind_cpu_input("X", x)
     if b is not None:
@@ -506,16 +534,13 @@ def prepare(impl, op, d, threads=None):
     Unavailable when the implementation cannot do it (not installed, no
     kernel for the dtype, no such op)."""
     op = OPS[op] if isinstance(op, str) else op
-    if impl == "ours":
-        return _prepare_ours(op, d)
-    if impl == "ours_alloc":
-        return _prepare_ours(op, d, alloc=True)
-    if impl == "numpy":
-        return _prepare_numpy(op, d)
+    if impl in ("ours", "ours_alloc", "numpy"):
+        build = op.numpy if impl == "numpy" else op.ours
+        return build(*(d[k] for k in op.inputs), out=None if impl == "ours_alloc" else d["out"])
     if impl == "textbook":
         return _prepare_textbook(op, d)
     if impl == "copyto":            # the memory ceiling: read x, write out
-        return lambda x=d["x"], out=d["out"]: np.copyto(out, x)
+        return functools.partial(np.copyto, d["out"], d["x"])
     if impl == "torch":
         return _prepare_torch(op, d)
     if impl == "jax":
@@ -542,7 +567,7 @@ def _sample(op, dtype, region, n, rng):
     u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
     lo, hi = REGIONS[region]
     t = rng.uniform(lo, hi, max(n, 8))
-    if op.key == "gelu_erf_bias":
+    if "b" in op.inputs:
         k = 256 if n >= 1024 else 8       # bias length: whole rows of the sample
         t = t[: max(k, n - n % k)].reshape(-1, k)
         b = rng.uniform(-0.25, 0.25, k).astype(dtype)
@@ -597,7 +622,7 @@ def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
     for region in REGIONS:
         x, b, u = _sample(op, dtype, region, n32 if dtype == np.float32 else n64, rng)
         d = {"x": x, "out": np.empty_like(x), "n": x.size}
-        if op.key.endswith("_grad"):
+        if "g" in op.inputs:
             d["g"] = np.ones_like(x)
         if b is not None:
             d["b"] = b
