@@ -25,7 +25,7 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs, testing
-from gelu_ext.jobs import bench
+from gelu_ext.jobs import _common, bench
 from gelu_ext.jobs.bench import progress
 
 bench.jax_single_thread()      # before anything imports jax
@@ -413,8 +413,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
+    # Ctrl-C anywhere: "ratios: interrupted" and exit status 130
+    with _common.ctrl_c_exits("ratios: interrupted"):
         sys.exit(main())
-    except KeyboardInterrupt:
-        print("ratios: interrupted", file=sys.stderr)
-        sys.exit(130)

@@ -373,23 +373,19 @@ def jax_threads_label():
 def peer(name):
     """The peer's module, or None when it is not installed (imported once)."""
     if name not in _peer_cache:
-        mod = None
+        if name not in PEERS + ("scipy",):
+            raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
         try:
-            if name == "torch":
-                import torch as mod
-            elif name == "jax":
-                import jax as mod
+            # (_common.import_module keeps Ctrl-C working after the import)
+            mod = _common.import_module(name)
+            if name == "jax":
                 # float64 arrays stay float64 only with x64 on; float32 inputs
                 # stay float32 either way.
                 mod.config.update("jax_enable_x64", True)
             elif name == "onnxruntime":
-                import onnxruntime as mod
-                import onnx  # noqa: F401  (the graph is built with onnx.helper)
+                _common.import_module("onnx")            # the graph is built with onnx.helper
             elif name == "scipy":
-                import scipy.special  # noqa: F401
-                import scipy as mod
-            else:
-                raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
+                _common.import_module("scipy.special")
         except ImportError:
             mod = None
         _peer_cache[name] = mod
