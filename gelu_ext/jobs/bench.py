@@ -30,6 +30,7 @@ import argparse
 import functools
 import math
 import os
+import re
 import sys
 import time
 from typing import Callable, NamedTuple
@@ -353,19 +354,31 @@ def make_inputs(op, dtype, n, seed=0):
 # ------------------------------------------------------------------ peers --
 
 _peer_cache = {}
-_JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+# Flags only, each with "--": XLA ignores every flag after a word without
+# (such as "intra_op_parallelism_threads=1", which is no XLA flag).
+_JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
+_USER_XLA_FLAGS = "XLA_FLAGS" in os.environ      # as the user started us
+
+
+def _add_xla_flags(flags):
+    """Put ``flags`` first in XLA_FLAGS (where a stray word in a user's flags
+    cannot hide them), each replacing one of the same name."""
+    new = flags.split()
+    names = {f.split("=")[0] for f in new}
+    kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if f.split("=")[0] not in names]
+    os.environ["XLA_FLAGS"] = " ".join(new + kept)
 
 
 def jax_single_thread():
     """Pin XLA's CPU thread pool to one thread.  Only effective before jax is
     imported (XLA reads XLA_FLAGS once); a user's own XLA_FLAGS win."""
-    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = _JAX_ONE_THREAD
+    if "jax" not in sys.modules and not _USER_XLA_FLAGS:
+        _add_xla_flags(_JAX_ONE_THREAD)
 
 
 def jax_threads_label():
     flags = os.environ.get("XLA_FLAGS", "")
-    if "intra_op_parallelism_threads=1" in flags or "multi_thread_eigen=false" in flags:
+    if "--xla_cpu_multi_thread_eigen=false" in flags.split():
         return "1 (XLA_FLAGS)"
     return "XLA default (all cores)"
 
@@ -416,6 +429,112 @@ def _load_torch():
     if torch is not None and _TORCH_DEFAULT_THREADS is None:
         _TORCH_DEFAULT_THREADS = torch.get_num_threads()
     return torch
+
+
+# ------------------------------------------------------- instruction sets --
+# ``--isa NAME`` (a gelu_ext path name) holds ours and the peers to one
+# instruction set, so a ratio compares like with like on any machine.  Per
+# name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
+# reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
+# below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
+ISA_CAPS = {
+    "baseline": ("default", "SSE4_2"),
+    "avx2": ("avx2", "AVX2"),
+    "avx512": ("avx512", "AVX512"),
+}
+_isa_asked = None
+
+
+def cap_isa(isa):
+    """Hold ours, PyTorch and JAX to ``isa``.  The peers read their setting
+    once, when imported, so this must run before any of them is."""
+    global _isa_asked
+    if isa not in ISA_CAPS:
+        raise ValueError(f"isa must be one of {tuple(ISA_CAPS)}, got {isa!r}")
+    early = [name for name in ("torch", "jax") if name in sys.modules]
+    if early:
+        raise RuntimeError(f"cap_isa({isa!r}) must run before {' and '.join(early)} is imported")
+    aten, xla = ISA_CAPS[isa]
+    os.environ["GELU_EXT_ISA"] = isa
+    gelu_ext._config._apply_env_isa()       # gelu_ext is imported already: apply it now
+    os.environ["ATEN_CPU_CAPABILITY"] = aten
+    _add_xla_flags(f"--xla_cpu_max_isa={xla}")
+    _isa_asked = isa
+
+
+def _jax_isa():
+    """What XLA compiles for, read back from a compiled executable:
+    (level, target CPU), level 'AVX512', 'AVX2', 'AVX', 'SSE4_2' or 'below
+    SSE4_2'; None when it cannot be read.  The serialized executable records
+    the target triple, CPU and feature list its code was generated for."""
+    jax = peer("jax")
+    try:
+        backend = _common.import_module("jax.extend.backend").get_backend()
+        exe = jax.jit(jax.nn.relu).lower(np.ones(64, np.float32)).compile().runtime_executable()
+        blob = backend.serialize_executable(exe)
+    except Exception:           # an API that moved: no read-back, say so
+        return None
+    m = re.search(rb"x86_64-[\w.-]+\x12[\x01-\x7f]([\w.-]+)\x1a", blob)
+    f = m and re.compile(rb"(?:[+-][\w.-]+,)+[+-][\w.-]+").search(blob, m.end())
+    if not f:
+        return None
+    feats = set(f.group().decode().split(","))
+    level = next((name for flag, name in (("+avx512f", "AVX512"), ("+avx2", "AVX2"), ("+avx", "AVX"),
+                                          ("+sse4.2", "SSE4_2")) if flag in feats), "below SSE4_2")
+    return level, m.group(1).decode()
+
+
+def isa_info():
+    """The instruction set each implementation runs, and the peers whose
+    ratios do not compare like with like under ``--isa`` (with why)."""
+    best = _ufuncs._best_isa()
+    runs, not_comparable = {"gelu_ext": _ufuncs._get_isa()}, {}
+    asked = _isa_asked
+    if asked and runs["gelu_ext"] != asked:
+        not_comparable["gelu_ext"] = f"gelu_ext runs {runs['gelu_ext']}, not the {asked} asked"
+    torch = peer("torch") if "torch" in _peer_cache else None
+    if torch is not None:
+        runs["torch"] = torch.backends.cpu.get_cpu_capability()
+        if asked and runs["torch"] != ISA_CAPS[asked][0].upper():
+            not_comparable["torch"] = (f"torch runs {runs['torch']}, not the {ISA_CAPS[asked][0].upper()} asked "
+                                       f"(ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')})")
+    if "jax" in _peer_cache and peer("jax") is not None:
+        got = _jax_isa()
+        runs["jax"] = f"{got[0]}, compiled for {got[1]}" if got else "? (no read-back)"
+        if asked and got and got[0] != ISA_CAPS[asked][1]:
+            not_comparable["jax"] = f"JAX compiles for {got[0]}, not the {ISA_CAPS[asked][1]} asked"
+    if "onnxruntime" in _peer_cache and peer("onnxruntime") is not None:
+        runs["onnxruntime"] = f"{best} (the CPU's best; no switch)"
+        if asked and _ufuncs.ISA_NAMES.index(asked) < _ufuncs.ISA_NAMES.index(best):
+            not_comparable["onnxruntime"] = f"ORT cannot be capped: it runs {best}, not {asked}"
+    return {"asked": asked, "runs": runs, "not_comparable": not_comparable,
+            "env": {k: os.environ.get(k) for k in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}}
+
+
+def isa_lines(info):
+    """The report header's instruction-set line, and one WARNING line per
+    implementation that does not run what ``--isa`` asked."""
+    isa = info.get("isa_caps")
+    if not isa:
+        return []
+    runs, env = isa["runs"], isa["env"]
+    parts = []
+    for impl, what in runs.items():
+        label = _TITLE.get(impl, impl)
+        if isa["asked"] and impl == "torch":
+            what += f" (ATEN_CPU_CAPABILITY={env['ATEN_CPU_CAPABILITY']})"
+        if isa["asked"] and impl == "jax":
+            what += f" (XLA_FLAGS {env['XLA_FLAGS']})"
+        parts.append(f"{label} {what}")
+    head = f"--isa {isa['asked']}: " if isa["asked"] else ""
+    lines = [f"ISA     : {head}{'; '.join(parts)}"]
+    lines += [f"WARNING : {why}: its ratios are not comparable" for why in isa["not_comparable"].values()]
+    return lines
+
+
+def not_comparable(impl, info):
+    """Why ``impl``'s ratios do not compare like with like in this run, or None."""
+    return (info.get("isa_caps") or {}).get("not_comparable", {}).get(impl)
 
 
 # ---------------------------------------------------------- implementations --
@@ -668,6 +787,9 @@ def machine_info():
         info["torch_threads"] = peer("torch").get_num_threads()
     if info["versions"].get("jax"):
         info["jax_threads"] = jax_threads_label()
+    info["isa_caps"] = isa_info()
+    for why in info["isa_caps"]["not_comparable"].values():
+        progress(f"WARNING: {why}")
     return info
 
 
@@ -740,6 +862,10 @@ def _parser():
                    help=f"subset of {','.join(PEERS)}, or 'none' (default: every installed one)")
     p.add_argument("--threads", type=int_at_least(1), help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
                    "default, all cores); 1 also pins JAX to one thread")
+    p.add_argument("--isa", choices=tuple(ISA_CAPS),
+                   help="hold ours, PyTorch and JAX to this instruction set (GELU_EXT_ISA, ATEN_CPU_CAPABILITY, "
+                   "XLA_FLAGS=--xla_cpu_max_isa, set before the peers are imported; the header reads each back); "
+                   "ONNX Runtime cannot be held to one (default: each library's best)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="throughput plot (needs matplotlib: the 'plot' extra); "
                    "also FILE-curves.png with the activations and their derivatives")
@@ -833,6 +959,7 @@ def format_report(run):
     installed, impls, threads, skipped = run["installed"], run["impls"], run["threads"], run["skipped"]
     out = [f"gelu_ext benchmark  ({run['title']})"]
     out += header_lines(info)
+    out += isa_lines(info)
     peer_desc = []
     if "torch" in installed:
         peer_desc.append(f"torch (aten *.out, {threads} threads)")
@@ -970,6 +1097,8 @@ def main(argv=None):
         p.error(f"--peers must be a subset of {','.join(PEERS)} or 'none', got {','.join(bad)!r}")
     if args.plot:
         require("matplotlib", "plot")       # fail before the long run, not after
+    if args.isa:
+        cap_isa(args.isa)                   # before collect() imports the peers
     dtypes = ["float32", "float64"] if args.dtype == "all" else [args.dtype]
     sizes = args.sizes or ([4096, 1 << 18] if args.quick else [16, 4096, 65536, 1 << 20, 1 << 24])
     title = "python -m gelu_ext bench" + (" " + " ".join(argv) if argv else "")
