@@ -2,6 +2,7 @@
 Ctrl-C, progress lines and optional imports, timing (``measure``), argument checks,
 JSON output, the machine description, and the exact GELU a NumPy user writes
 (the baseline the demo and the BERT job time)."""
+import _thread
 import argparse
 import contextlib
 import importlib
@@ -66,8 +67,8 @@ def progress(msg):
 #   array_api_compat runs exec("from numpy import *") while scipy is
 #   imported) it marks CPython's "unhandled KeyboardInterrupt" flag though the
 #   main catches it, and at exit the interpreter kills itself with SIGINT
-#   (exit -2, after our line); interpreter teardown with torch and JAX
-#   loaded also takes ~0.5 s.
+#   (exit -2, after our line); and the interpreter's teardown with torch
+#   and JAX loaded took 0.7-1.5 s here.
 # So nothing unwinds: the guard's SIGINT handler ends the process there and
 # then (the jobs keep no state worth a cleanup; results are printed at the
 # end).  CPython runs that handler in the main thread between bytecodes; when
@@ -78,21 +79,22 @@ def progress(msg):
 # handling; keep_ctrl_c() puts the guard's back after every peer import
 # (import_module).
 
-CTRL_C_GRACE = 0.8       # seconds the main thread has before the watchdog ends the job
+CTRL_C_GRACE = 0.5       # seconds the main thread has before the watchdog ends the job
 
 
 class _Guard:
     """The process's one Ctrl-C guard (a process has one SIGINT disposition)."""
     line = None          # printed on Ctrl-C; None while no guard is active
     wakeup_fd = -1       # write end of the pipe CPython's C handler writes the signal number to
-    ending = threading.Lock()
+    ending = _thread.allocate_lock()
 
 
-def _flush_stdout():
+def _flush_stdout(done):
     try:
         sys.stdout.flush()
-    except (OSError, ValueError):
+    except Exception:            # closed, a broken pipe, a reentrant call
         pass
+    done.release()
 
 
 def _end(line):
@@ -102,10 +104,13 @@ def _end(line):
         while True:
             time.sleep(60)
     # Results already printed reach the pipe; but the main thread may hold
-    # stdout's lock, or nobody reads the pipe: that must not keep the job alive.
-    flusher = threading.Thread(target=_flush_stdout, daemon=True)
-    flusher.start()
-    flusher.join(0.2)
+    # stdout's lock, or nobody reads the pipe: that must not keep the job
+    # alive.  (_thread, not threading: the main thread, which may be running
+    # this handler, may hold threading's own locks.)
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(_flush_stdout, (done,))
+    done.acquire(timeout=0.2)
     # Our line is the last one: the main thread may still be running (when
     # this is the watchdog), so its progress lines go nowhere from here on.
     sys.stderr = open(os.devnull, "w")
