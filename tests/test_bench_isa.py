@@ -14,13 +14,14 @@ from gelu_ext import _ufuncs
 from gelu_ext.jobs import bench
 
 
-def _child(code, **env):
+def _child(code, cwd, **env):
     """Run ``code`` (which prints one JSON document) in a fresh interpreter
-    without the caller's ISA settings; returns the document."""
+    without the caller's ISA settings; returns the document.  ``cwd`` away
+    from the checkout: ``python -c`` puts it first on sys.path."""
     e = {k: v for k, v in os.environ.items()
          if k not in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}
     e.update(env)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=cwd, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.splitlines()[-1])
 
@@ -37,11 +38,11 @@ print(json.dumps({{"env": {{k: os.environ.get(k) for k in ("GELU_EXT_ISA", "ATEN
 
 
 @pytest.mark.parametrize("isa", ["baseline", "avx2"])
-def test_cap_isa_sets_each_library_and_keeps_jax_on_one_thread(isa):
+def test_cap_isa_sets_each_library_and_keeps_jax_on_one_thread(isa, tmp_path):
     if isa not in _ufuncs._compiled_isas() or _ufuncs.ISA_NAMES.index(isa) > _ufuncs.ISA_NAMES.index(
             _ufuncs._best_isa()):
         pytest.skip(f"no {isa} path on this CPU")
-    got = _child(_CAP.format(isa=isa))
+    got = _child(_CAP.format(isa=isa), tmp_path)
     aten, xla = bench.ISA_CAPS[isa]
     assert got["env"]["GELU_EXT_ISA"] == isa and got["env"]["ATEN_CPU_CAPABILITY"] == aten
     flags = got["env"]["XLA_FLAGS"].split()
@@ -51,8 +52,8 @@ def test_cap_isa_sets_each_library_and_keeps_jax_on_one_thread(isa):
     assert got["path"] == isa          # gelu_ext was imported before: applied at once
 
 
-def test_cap_isa_replaces_a_max_isa_flag_and_keeps_the_users_other_flags():
-    got = _child(_CAP.format(isa="baseline"), XLA_FLAGS="--xla_cpu_max_isa=AVX512 --xla_foo=1 stray")
+def test_cap_isa_replaces_a_max_isa_flag_and_keeps_the_users_other_flags(tmp_path):
+    got = _child(_CAP.format(isa="baseline"), tmp_path, XLA_FLAGS="--xla_cpu_max_isa=AVX512 --xla_foo=1 stray")
     assert got["env"]["XLA_FLAGS"].split() == ["--xla_cpu_max_isa=SSE4_2", "--xla_foo=1", "stray"]
 
 
@@ -94,10 +95,10 @@ print(json.dumps({"runs": isa["runs"], "not_comparable": isa["not_comparable"]})
 
 @pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "jax", "onnxruntime", "onnx")),
                     reason="the peers are not installed (benchmark environment only)")
-def test_the_peers_read_back_avx2():
+def test_the_peers_read_back_avx2(tmp_path):
     if _ufuncs.ISA_NAMES.index(_ufuncs._best_isa()) < _ufuncs.ISA_NAMES.index("avx2"):
         pytest.skip("this CPU has no AVX2")
-    got = _child(_PEERS_READ_BACK)
+    got = _child(_PEERS_READ_BACK, tmp_path)
     assert got["runs"]["gelu_ext"] == "avx2"
     assert got["runs"]["torch"] == "AVX2"
     assert got["runs"]["jax"].startswith("AVX2, compiled for ")
