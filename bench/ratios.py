@@ -1,14 +1,20 @@
-"""Issue 3's seven speed/memory criteria and issue 5's, 11's and 15's speed rows, measured here.
+"""Issue 3's seven speed/memory criteria and the speed rows of issues 5, 11, 13, 15 and 23, measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict] [--only i15]
+    python bench/ratios.py [--repeats N] [--strict] [--only i15] [--isa avx2]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
 peer that is missing).  Every ratio comes from implementations timed side by
 side in this process: interleaved repeats after warm-up, medians
 (``gelu_ext.jobs.bench.measure``), never two absolute times taken apart.
+
+``--isa avx2`` holds ours, PyTorch and JAX to one instruction set (set before
+the peers are imported; the header reads each setting back).  ONNX Runtime
+cannot be held to one: on a CPU with a better instruction set its rows say
+"not comparable" instead of PASS/FAIL, as does any peer whose read-back
+differs from what was asked.
 
 Design: the calls are the ones ``python -m gelu_ext bench`` and the
 pytest-benchmark suite time (``gelu_ext.jobs.bench.prepare``), so a ratio here and
@@ -25,13 +31,14 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs, testing
-from gelu_ext.jobs import bench
+from gelu_ext.jobs import _common, bench
 from gelu_ext.jobs.bench import progress
 
 bench.jax_single_thread()      # before anything imports jax
 
 N20, N24 = 1 << 20, 1 << 24
 NOT_INSTALLED = "peer not installed"
+NOT_COMPARABLE = "not comparable"
 
 
 class Row:
@@ -50,9 +57,17 @@ def _speed(t_ours, t_other):
 
 
 class Ratios:
-    def __init__(self, min_repeats):
+    def __init__(self, min_repeats, info):
         self.tcfg = dict(min_sample=5e-3, min_repeats=min_repeats, max_repeats=max(min_repeats, 15), budget=2.0)
         self.rows = []
+        self.info = info
+
+    def verdict(self, ok, peer=None):
+        """PASS/FAIL, or "not comparable" when ``peer`` (or ours) does not run
+        the instruction set ``--isa`` asked for."""
+        if peer and (bench.not_comparable(peer, self.info) or bench.not_comparable("gelu_ext", self.info)):
+            return NOT_COMPARABLE
+        return _verdict(ok)
 
     def add(self, *a, **k):
         row = Row(*a, **k)
@@ -82,13 +97,14 @@ class Ratios:
             bench.peer("torch").set_num_threads(peer_threads)
         t = self.time_pair(calls)
         s = _speed(t["ours"], t["peer"])
-        self.add(num, what, f"{s:.2f}x", req, _verdict(s >= required))
+        self.add(num, what, f"{s:.2f}x", req, self.verdict(s >= required, peer))
 
-    def vs_call_row(self, num, what, ours_call, other_call, *, required, kind="speed"):
+    def vs_call_row(self, num, what, ours_call, other_call, *, required, kind="speed", peer=None):
+        """Row timing two given calls; ``peer``: the library ``other_call`` runs, if a peer."""
         t = self.time_pair({"ours": ours_call, "other": other_call})
         if kind == "speed":
             s = _speed(t["ours"], t["other"])
-            self.add(num, what, f"{s:.2f}x", f">= {required:g}x", _verdict(s >= required))
+            self.add(num, what, f"{s:.2f}x", f">= {required:g}x", self.verdict(s >= required, peer))
         else:     # time ratio, smaller is better
             r = t["ours"] / t["other"]
             self.add(num, what, f"{r:.2f}x", f"<= {required:g}x", _verdict(r <= required),
@@ -164,21 +180,19 @@ def _memory(r):
 
 
 def run(min_repeats, only=None):
-    r = Ratios(min_repeats)
-    if only == "i15":          # the bfloat16 rows alone: no peers needed
-        _issue15(r)
-        return bench.machine_info(), r.rows
-    if only == "i13":          # the SiLU / gated rows alone
-        for name in ("torch", "jax"):
+    if only != "i15":          # i15: the bfloat16 rows alone, no peers needed
+        for name in ("torch", "jax") + (("onnxruntime",) if only is None else ()):
+            progress(f"ratios: importing {name} ...")
             bench.peer(name)
         bench._load_torch()
-        _issue13(r)
-        return bench.machine_info(), r.rows
-    for name in ("torch", "jax", "onnxruntime"):
-        progress(f"ratios: importing {name} ...")
-        bench.peer(name)
-    bench._load_torch()
     info = bench.machine_info()
+    r = Ratios(min_repeats, info)
+    if only == "i15":
+        _issue15(r)
+        return info, r.rows
+    if only == "i13":          # the SiLU / gated rows alone
+        _issue13(r)
+        return info, r.rows
     all_threads = gelu_ext.get_num_threads()
 
     # 1. exact GELU f32, 2^20, 1 thread vs PyTorch (out= on both sides)
@@ -193,6 +207,10 @@ def run(min_repeats, only=None):
     r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu_erf", np.float64, N20, "jax",
                 threads=1, required=1.0, ours="ours_alloc")
     _ulp_f64(r)
+    # issue 23: float64 exact and tanh GELU against PyTorch too (out= on both sides)
+    for okey in ("gelu_erf", "gelu_tanh"):
+        r.speed_row("i23", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
+                    N20, "torch", threads=1, required=1.0)
     # 4. ReLU vs np.copyto of the same array
     bench.set_threads(1)
     for dt in (np.float32, np.float64):
@@ -277,7 +295,7 @@ def _issue11(r):
         t16, to16 = torch.from_numpy(x16), torch.from_numpy(o16.copy())
         r.vs_call_row("i11", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)",
                       lambda: gelu_ext.fast_gelu(x16, out=o16), lambda: torch._C._nn.gelu(t16, out=to16),
-                      required=1.0)
+                      required=1.0, peer="torch")
     try:
         textbook = bench.prepare("textbook", "gelu_erf", {"x": x32, "out": np.empty_like(x32)})
     except bench.Unavailable as e:
@@ -340,7 +358,7 @@ def _issue13(r):
         if torch is None:
             r.add("i13", what, "-", ">= 1x", NOT_INSTALLED)
             continue
-        r.vs_call_row("i13", what, ours[key], tpeer[key], required=1.0)
+        r.vs_call_row("i13", what, ours[key], tpeer[key], required=1.0, peer="torch")
     if jax is None:
         r.add("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)", "-", ">= 1x",
               NOT_INSTALLED)
@@ -348,10 +366,12 @@ def _issue13(r):
         jg, ju = jax.device_put(g), jax.device_put(u)
         fn = jax.jit(lambda a, b: jax.nn.silu(a) * b)
         r.vs_call_row("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)",
-                      lambda: gelu_ext.swiglu(g, u), lambda: fn(jg, ju).block_until_ready(), required=1.0)
+                      lambda: gelu_ext.swiglu(g, u), lambda: fn(jg, ju).block_until_ready(), required=1.0,
+                      peer="jax")
         fs = jax.jit(jax.nn.silu)
         r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / JAX jit silu (both allocate)",
-                      lambda: gelu_ext.silu(g), lambda: fs(jg).block_until_ready(), required=1.0)
+                      lambda: gelu_ext.silu(g), lambda: fs(jg).block_until_ready(), required=1.0,
+                      peer="jax")
     with np.errstate(over="ignore"):
         r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / NumPy x/(1+exp(-x)) (in place)",
                       ours["silu"], lambda: np.divide(g, np.add(np.exp(np.negative(g, out=o2), out=o2), 1.0, out=o2),
@@ -384,15 +404,21 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python bench/ratios.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
+    p.add_argument("--isa", choices=tuple(bench.ISA_CAPS),
+                   help="hold ours, PyTorch and JAX to this instruction set before the peers are imported "
+                   "(GELU_EXT_ISA, ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa; the header reads each back); "
+                   "ONNX Runtime cannot be held to one: below the CPU's best its rows say 'not comparable'")
     p.add_argument("--only", choices=["i13", "i15"],
                    help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
+    if args.isa:
+        bench.cap_isa(args.isa)            # before run() imports the peers
     info, rows = run(args.repeats, args.only)
-    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15)"
-          "  -  python bench/ratios.py")
-    print("\n".join(bench.header_lines(info)))
+    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15; "
+          "issue 23: i23)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
+    print("\n".join(bench.header_lines(info) + bench.isa_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "
               f"{bench.torch_default_threads()}")
@@ -408,13 +434,13 @@ def main(argv=None):
         print(f"{rw.num:<3} {rw.what:<{w}} {rw.measured:>12} {rw.required:>22}  {rw.verdict}{note}")
     fails = sum(rw.verdict == "FAIL" for rw in rows)
     passes = sum(rw.verdict == "PASS" for rw in rows)
-    print(f"\n{passes} PASS, {fails} FAIL, {len(rows) - passes - fails} not measured")
+    apart = sum(rw.verdict == NOT_COMPARABLE for rw in rows)
+    print(f"\n{passes} PASS, {fails} FAIL, " + (f"{apart} {NOT_COMPARABLE}, " if apart else "")
+          + f"{len(rows) - passes - fails - apart} not measured")
     return 1 if (args.strict and fails) else 0
 
 
 if __name__ == "__main__":
-    try:
+    # Ctrl-C anywhere: "ratios: interrupted" and exit status 130
+    with _common.ctrl_c_exits("ratios: interrupted"):
         sys.exit(main())
-    except KeyboardInterrupt:
-        print("ratios: interrupted", file=sys.stderr)
-        sys.exit(130)

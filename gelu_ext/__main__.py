@@ -31,13 +31,12 @@ def main(argv=None):
         print(_usage(), file=sys.stderr)
         print(f"\nerror: unknown command {name!r}", file=sys.stderr)
         return 2
-    import importlib
-    try:
-        job = importlib.import_module(_JOBS[name][0])
+    from gelu_ext.jobs import _common
+    # Ctrl-C anywhere in the job: "gelu_ext: interrupted" and exit status 130
+    # (the guard ends the process itself; _common says why).
+    with _common.ctrl_c_exits("gelu_ext: interrupted"):
+        job = _common.import_module(_JOBS[name][0])
         return job.main(argv) or 0
-    except KeyboardInterrupt:
-        print("gelu_ext: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

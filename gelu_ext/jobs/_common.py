@@ -1,14 +1,18 @@
 """The plumbing the ``python -m gelu_ext`` jobs share, written once:
-progress lines and optional imports, timing (``measure``), argument checks,
+Ctrl-C, progress lines and optional imports, timing (``measure``), argument checks,
 JSON output, the machine description, and the exact GELU a NumPy user writes
 (the baseline the demo and the BERT job time)."""
+import _thread
 import argparse
+import contextlib
 import importlib
 import json
 import math
 import os
 import platform
+import signal
 import sys
+import threading
 import time
 from typing import NamedTuple
 
@@ -30,14 +34,150 @@ class MissingExtra(SystemExit):
 def require(module, extra, package=None):
     """Import ``module`` or raise MissingExtra naming ``extra``."""
     try:
-        return importlib.import_module(module)
+        return import_module(module)
     except ImportError:
         raise MissingExtra(package or module.split(".")[0], extra) from None
+
+
+def import_module(name):
+    """``importlib.import_module``, then ``keep_ctrl_c()``: how the jobs
+    import a peer or an optional extra."""
+    try:
+        return importlib.import_module(name)
+    finally:
+        keep_ctrl_c()
 
 
 def progress(msg):
     """One line of progress on stderr (never on stdout, which holds results)."""
     print(msg, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ Ctrl-C --
+#
+# Ctrl-C ends a job within a second wherever it lands: one line on stderr,
+# exit status 130.  A KeyboardInterrupt unwinding to the job's main does not
+# do that once the peers are loaded; sending SIGINT at every moment of a
+# bench run showed it
+# * dropped: raised in JAX's gc callback it is printed ("Exception ignored
+#   in: <function _xla_gc_callback ...>") and lost, and the job ran on;
+# * turned into an abort: raised in Python code that jaxlib's C++ (nanobind)
+#   calls while JAX is imported, it ends in std::terminate (exit -6);
+# * turned into a kill: escaping an exec() of a string (scipy's
+#   array_api_compat runs exec("from numpy import *") while scipy is
+#   imported) it marks CPython's "unhandled KeyboardInterrupt" flag though the
+#   main catches it, and at exit the interpreter kills itself with SIGINT
+#   (exit -2, after our line); and the interpreter's teardown with torch
+#   and JAX loaded took 0.7-1.5 s here.
+# So nothing unwinds: the guard's SIGINT handler ends the process there and
+# then (the jobs keep no state worth a cleanup; results are printed at the
+# end).  CPython runs that handler in the main thread between bytecodes; when
+# the main thread is not running Python (a long C call, a wait on a peer's
+# threads while SIGINT went to one of them), a watchdog thread, woken through
+# signal.set_wakeup_fd by CPython's C-level handler itself, ends the process
+# CTRL_C_GRACE seconds later.  A peer's import may install its own SIGINT
+# handling; keep_ctrl_c() puts the guard's back after every peer import
+# (import_module).
+
+CTRL_C_GRACE = 0.5       # seconds the main thread has before the watchdog ends the job
+
+
+class _Guard:
+    """The process's one Ctrl-C guard (a process has one SIGINT disposition)."""
+    line = None          # printed on Ctrl-C; None while no guard is active
+    wakeup_fd = -1       # write end of the pipe CPython's C handler writes the signal number to
+    ending = _thread.allocate_lock()
+
+
+def _flush_stdout(done):
+    try:
+        sys.stdout.flush()
+    except Exception:            # closed, a broken pipe, a reentrant call
+        pass
+    done.release()
+
+
+def _end(line):
+    """Print ``line`` on stderr and exit with 130, from whichever thread gets
+    here first (the other waits for the exit); never returns."""
+    if not _Guard.ending.acquire(blocking=False):
+        while True:
+            time.sleep(60)
+    # Results already printed reach the pipe; but the main thread may hold
+    # stdout's lock, or nobody reads the pipe: that must not keep the job
+    # alive.  (_thread, not threading: the main thread, which may be running
+    # this handler, may hold threading's own locks.)
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(_flush_stdout, (done,))
+    done.acquire(timeout=0.2)
+    # Our line is the last one: the main thread may still be running (when
+    # this is the watchdog), so its progress lines go nowhere from here on.
+    sys.stderr = open(os.devnull, "w")
+    os.write(2, (line + "\n").encode())
+    os._exit(130)
+
+
+def _on_sigint(signum, frame):
+    _end(_Guard.line)
+
+
+def _watchdog(rfd, line):
+    with os.fdopen(rfd, "rb", buffering=0) as wake:
+        while True:
+            got = wake.read(64)
+            if not got:                  # the guard was removed
+                return
+            if int(signal.SIGINT) in got:
+                break
+    time.sleep(CTRL_C_GRACE)
+    _end(line)
+
+
+def keep_ctrl_c():
+    """Put the guard's SIGINT handling back (after a peer's import, which may
+    have replaced the handler, the wakeup fd or the signal mask); nothing
+    without a guard."""
+    if _Guard.line is None:
+        return
+    # Also re-installs CPython's C-level handler, should a library have
+    # replaced it with sigaction() behind Python's back.
+    signal.signal(signal.SIGINT, _on_sigint)
+    if _Guard.wakeup_fd >= 0:
+        signal.set_wakeup_fd(_Guard.wakeup_fd)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
+@contextlib.contextmanager
+def ctrl_c_exits(line):
+    """Run the body so that Ctrl-C ends the process within a second, wherever
+    it lands: ``line`` on stderr (the last line), exit status 130, no
+    traceback, no cleanup.  For a program's entry point (``python -m
+    gelu_ext``, ``bench/ratios.py``); outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread() or _Guard.line is not None:
+        yield
+        return
+    saved_handler = signal.getsignal(signal.SIGINT)
+    _Guard.line = line
+    wfd = -1
+    if os.name == "posix":
+        rfd, wfd = os.pipe()
+        os.set_blocking(wfd, False)      # set_wakeup_fd requires it
+        _Guard.wakeup_fd = wfd
+        saved_fd = signal.set_wakeup_fd(wfd)
+        threading.Thread(target=_watchdog, args=(rfd, line), name="gelu_ext Ctrl-C watchdog",
+                         daemon=True).start()
+    keep_ctrl_c()
+    try:
+        yield
+    except KeyboardInterrupt:            # raised by code, not by Ctrl-C (the handler never raises)
+        _end(line)
+    finally:
+        _Guard.line, _Guard.wakeup_fd = None, -1
+        signal.signal(signal.SIGINT, signal.default_int_handler if saved_handler is None else saved_handler)
+        if wfd >= 0:
+            signal.set_wakeup_fd(saved_fd)
+            os.close(wfd)                # the watchdog reads EOF and ends
 
 
 # ------------------------------------------------------------------ timing --

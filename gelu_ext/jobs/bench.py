@@ -2,10 +2,11 @@
 
 Design:
 
-* One registry for every benchmark in the project.  ``OPS`` names the
-  operations, ``make_inputs`` builds their arrays and ``prepare(impl, op,
-  inputs)`` returns a zero-argument call for "ours", the NumPy/SciPy baseline
-  or a peer (PyTorch, JAX, ONNX Runtime).  ``bench/test_bench_ops.py`` (the
+* One registry for every benchmark in the project.  ``OPS`` holds one row
+  per operation: its name, its arrays and how ours, the NumPy/SciPy baseline
+  and each peer (PyTorch, JAX, ONNX Runtime) compute it, so benchmarking a
+  new op is one row.  ``make_inputs`` builds a cell's arrays and
+  ``prepare(impl, op, inputs)`` returns the zero-argument call that is timed.  ``bench/test_bench_ops.py`` (the
   pytest-benchmark suite) and ``bench/ratios.py`` (issue 3's criteria) import
   these, so the same words in two reports mean the same call.
 * Peers are optional and never dependencies: each is imported when first
@@ -26,11 +27,13 @@ Design:
   tail to 0, which a single sample of the bulk would never show.
 """
 import argparse
+import functools
 import math
 import os
+import re
 import sys
 import time
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -41,39 +44,50 @@ from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, pro
                                   write_json)
 
 # --------------------------------------------------------------- the ops --
-
+# Benchmarking a new op is one row of OPS (below), plus its NumPy baseline
+# when that is longer than a line; the report, the pytest-benchmark suite,
+# ratios.py and the accuracy tables read the rows.
 
 class Op(NamedTuple):
+    """One benchmarked op and how every implementation runs it.
+
+    The builders take the cell's arrays in ``inputs`` order, then ``out``, and
+    return a zero-argument call (built once per cell, so the timed call is a
+    closure over that cell's arrays and nothing else):
+
+    * ``ours(*arrays, out)``: gelu_ext (``out=None``: it allocates);
+    * ``numpy(*arrays, out)``: the fastest plain NumPy/SciPy a user would
+      write, in-place ufunc calls into preallocated scratch (may raise
+      Unavailable); ``numpy_desc`` says what it is, for the report's footnote
+      (``{exact}``: the exact-GELU baseline, which depends on SciPy);
+    * ``torch(torch, *tensors, out)``: PyTorch on tensors sharing the arrays'
+      memory, writing into ``out`` where the op has an ``out=`` form;
+    * ``jax(jax)``: the function of the arrays that JAX jits;
+    * ``ort``: the ONNX Runtime node, ``(op_type, domain)``, or why there is none;
+    * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None.
+    """
     key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
-    arrays: int          # n-sized arrays moved per call (inputs + output), for GB/s
-    approximate: str     # 'none' or 'tanh' (the GELU form), '' for ReLU
+    inputs: tuple        # the arrays the op takes, in call order: "x", then "g" (gradient) or "b" (bias)
+    ours: Callable
+    numpy: Callable
+    numpy_desc: str
+    torch: Callable
+    jax: Callable
+    ort: object
+    textbook: str = None
 
     @property
     def func(self):
         """The function computed (the fused form's base op), as gelu_ext.testing names it."""
         return _ufuncs.OPS[self.key].base
 
+    @property
+    def arrays(self):
+        """n-sized arrays moved per call (inputs + output), for GB/s; the
+        bias is one row, not n."""
+        return 1 + sum(k != "b" for k in self.inputs)
 
-OPS = {
-    "gelu_erf": Op("gelu_erf", "exact GELU", 2, "none"),
-    "gelu_tanh": Op("gelu_tanh", "tanh GELU", 2, "tanh"),
-    "relu": Op("relu", "ReLU", 2, ""),
-    "gelu_erf_grad": Op("gelu_erf_grad", "exact GELU grad", 3, "none"),
-    "gelu_tanh_grad": Op("gelu_tanh_grad", "tanh GELU grad", 3, "tanh"),
-    "gelu_erf_bias": Op("gelu_erf_bias", "bias+exact GELU", 2, "none"),
-    "silu": Op("silu", "SiLU", 2, ""),
-    "quick_gelu": Op("quick_gelu", "quick GELU", 2, ""),
-    "silu_grad": Op("silu_grad", "SiLU grad", 3, ""),
-}
-# x sigmoid(c x): c (SiLU, quick GELU)
-_SIG_C = {"silu": 1.0, "quick_gelu": 1.702}
-
-IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
-PEERS = ("torch", "jax", "onnxruntime")
-# Short column titles in the tables.
-_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
-          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
 
 # The Transformer FFN width of issue 5's fused-bias measurement (BERT-base
 # intermediate size 3072 / 2): shape (n/1536, 1536), bias (1536,).
@@ -85,10 +99,229 @@ _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TANH_C = math.sqrt(2.0 / math.pi)
 _TANH_A = 0.044715
+_NO_GRAD_OP = "no gradient op in the inference build"
 
 
 class Unavailable(Exception):
     """An implementation cannot run this op/dtype; the message says why (one line)."""
+
+
+# -- the NumPy/SciPy baselines longer than a line (rows below) --
+
+def _np_ndtr(n):
+    """Phi as a NumPy user gets it: SciPy's ndtr, else math.erf vectorised
+    (for ``n`` up to VECTORIZE_MAX elements)."""
+    sp = peer("scipy")
+    if sp is not None:
+        return sp.special.ndtr
+    if n > VECTORIZE_MAX:
+        raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
+    verf = erf()[0]
+
+    def ndtr(v, out):
+        np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
+        return out
+    return ndtr
+
+
+def _tanh_of_u(x, out, x2=None):
+    """tanh(c (x + a x^3)) as in-place NumPy calls, into ``out`` (``x2``: x^2
+    if the caller has it already)."""
+    if x2 is None:
+        x2 = np.multiply(x, x, out=out)
+    np.multiply(x2, _TANH_A, out=out)
+    np.add(out, 1.0, out=out)
+    np.multiply(out, x, out=out)
+    np.multiply(out, _TANH_C, out=out)
+    return np.tanh(out, out=out)
+
+
+def _np_gelu_erf(x, out):
+    ndtr = _np_ndtr(x.size)
+
+    def f():
+        ndtr(x, out=out)
+        return np.multiply(out, x, out=out)
+    return f
+
+
+def _np_gelu_tanh(x, out):
+    def f():
+        # 0.5 x (1 + tanh(c (x + a x^3)))
+        _tanh_of_u(x, out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, x, out=out)
+        np.multiply(out, 0.5, out=out)
+        return out
+    return f
+
+
+def _np_gelu_erf_grad(x, g, out):
+    ndtr = _np_ndtr(x.size)
+    s1 = np.empty_like(out)
+
+    def f():
+        np.multiply(x, x, out=s1)
+        np.multiply(s1, -0.5, out=s1)
+        np.exp(s1, out=s1)
+        np.multiply(s1, x, out=s1)
+        np.multiply(s1, _INV_SQRT_2PI, out=s1)
+        ndtr(x, out=out)
+        np.add(out, s1, out=out)
+        np.multiply(out, g, out=out)
+        return out
+    return f
+
+
+def _np_gelu_tanh_grad(x, g, out):
+    s1, s2 = np.empty_like(out), np.empty_like(out)
+
+    def f():
+        # 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3a x^2), th = tanh(c (x + a x^3))
+        np.multiply(x, x, out=s1)
+        np.multiply(s1, 3.0 * _TANH_A, out=s2)
+        np.add(s2, 1.0, out=s2)
+        np.multiply(s2, _TANH_C, out=s2)
+        _tanh_of_u(x, s1, x2=s1)
+        np.multiply(s1, s1, out=out)
+        np.subtract(1.0, out, out=out)
+        np.multiply(out, s2, out=out)
+        np.multiply(out, x, out=out)
+        np.add(out, s1, out=out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, 0.5, out=out)
+        np.multiply(out, g, out=out)
+        return out
+    return f
+
+
+def _np_gelu_erf_bias(x, b, out):
+    ndtr = _np_ndtr(x.size)
+    s1 = np.empty_like(out)
+
+    def f():
+        np.add(x, b, out=out)
+        ndtr(out, out=s1)
+        return np.multiply(out, s1, out=out)
+    return f
+
+
+def _np_x_sigmoid(c):
+    """x sigmoid(c x) = x / (1 + exp(-c x)) (SiLU: c = 1, quick GELU: c = 1.702)."""
+    def build(x, out):
+        def f():
+            np.multiply(x, -c, out=out)
+            np.exp(out, out=out)
+            np.add(out, 1.0, out=out)
+            return np.divide(x, out, out=out)
+        return f
+    return build
+
+
+def _np_silu_grad(x, g, out):
+    s1 = np.empty_like(out)
+
+    def f():
+        np.negative(x, out=s1)
+        np.exp(s1, out=s1)
+        np.add(s1, 1.0, out=s1)
+        np.reciprocal(s1, out=s1)
+        np.subtract(1.0, s1, out=out)
+        np.multiply(out, x, out=out)
+        np.add(out, 1.0, out=out)
+        np.multiply(out, s1, out=out)
+        return np.multiply(out, g, out=out)
+    return f
+
+
+# -- the peers' compositions --
+
+def _torch_bias_gelu(torch, x, b, out):
+    gelu = torch.ops.aten.gelu.out
+
+    def f():
+        # PyTorch has no fused CPU bias-GELU: the add, then GELU, in place.
+        torch.add(x, b, out=out)
+        return gelu(out, approximate="none", out=out)
+    return f
+
+
+def _jax_vjp(jax, fn):
+    """The gradient op of ``fn`` as JAX computes it: vjp with the given g."""
+    return lambda x, g: jax.vjp(fn, x)[1](g)[0]
+
+
+def _jax_gelu(jax, approximate):
+    return functools.partial(jax.nn.gelu, approximate=approximate)
+
+
+OPS = {op.key: op for op in (
+    Op("gelu_erf", "exact GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.fast_gelu, x, "none", out=out),
+       numpy=_np_gelu_erf, numpy_desc="{exact}",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.gelu.out, x, approximate="none", out=out),
+       jax=lambda jax: _jax_gelu(jax, False),
+       ort=("Gelu", "com.microsoft"), textbook="gelu_textbook"),
+    Op("gelu_tanh", "tanh GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.fast_gelu, x, "tanh", out=out),
+       numpy=_np_gelu_tanh, numpy_desc="the tanh formula as in-place NumPy ufunc calls",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.gelu.out, x, approximate="tanh", out=out),
+       jax=lambda jax: _jax_gelu(jax, True),
+       ort=("FastGelu", "com.microsoft")),
+    Op("relu", "ReLU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.relu, x, out=out),
+       numpy=lambda x, out: functools.partial(np.maximum, x, 0, out=out), numpy_desc="np.maximum(x, 0, out=o)",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.relu.out, x, out=out),
+       jax=lambda jax: jax.nn.relu,
+       ort=("Relu", "")),
+    Op("gelu_erf_grad", "exact GELU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.fast_gelu_grad, x, g, "none", out=out),
+       numpy=_np_gelu_erf_grad,
+       numpy_desc="Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.gelu_backward.grad_input, g, x,
+                                                        approximate="none", grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, _jax_gelu(jax, False)),
+       ort=_NO_GRAD_OP),
+    Op("gelu_tanh_grad", "tanh GELU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.fast_gelu_grad, x, g, "tanh", out=out),
+       numpy=_np_gelu_tanh_grad, numpy_desc="the tanh formula's derivative as in-place NumPy calls, times g",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.gelu_backward.grad_input, g, x,
+                                                        approximate="tanh", grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, _jax_gelu(jax, True)),
+       ort=_NO_GRAD_OP),
+    Op("gelu_erf_bias", "bias+exact GELU", ("x", "b"),
+       ours=lambda x, b, out: functools.partial(gelu_ext.fast_gelu, x, bias=b, out=out),
+       numpy=_np_gelu_erf_bias, numpy_desc="np.add(x, b, out=o) then exact GELU in place",
+       torch=_torch_bias_gelu,
+       jax=lambda jax: lambda x, b: jax.nn.gelu(x + b, approximate=False),
+       ort=("BiasGelu", "com.microsoft")),
+    Op("silu", "SiLU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.silu, x, out=out),
+       numpy=_np_x_sigmoid(1.0), numpy_desc="x/(1+exp(-x)) as in-place NumPy calls",
+       torch=lambda torch, x, out: functools.partial(torch.ops.aten.silu.out, x, out=out),
+       jax=lambda jax: jax.nn.silu,
+       ort="no SiLU op (a Sigmoid and a Mul)"),
+    Op("quick_gelu", "quick GELU", ("x",),
+       ours=lambda x, out: functools.partial(gelu_ext.quick_gelu, x, out=out),
+       numpy=_np_x_sigmoid(1.702), numpy_desc="x/(1+exp(-1.702x)) as in-place NumPy calls",
+       # what transformers' QuickGELUActivation runs
+       torch=lambda torch, x, out: lambda: torch.mul(x, torch.sigmoid(1.702 * x), out=out),
+       jax=lambda jax: lambda x: x * jax.nn.sigmoid(1.702 * x),
+       ort=("QuickGelu", "com.microsoft")),
+    Op("silu_grad", "SiLU grad", ("x", "g"),
+       ours=lambda x, g, out: functools.partial(gelu_ext.silu_grad, x, g, out=out),
+       numpy=_np_silu_grad, numpy_desc="s (1 + x (1 - s)) g, s = 1/(1+exp(-x)), as in-place NumPy calls",
+       torch=lambda torch, x, g, out: functools.partial(torch.ops.aten.silu_backward.grad_input, g, x,
+                                                        grad_input=out),
+       jax=lambda jax: _jax_vjp(jax, jax.nn.silu),
+       ort=_NO_GRAD_OP),
+)}
+
+IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
+PEERS = ("torch", "jax", "onnxruntime")
+# Short column titles in the tables.
+_TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
+          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
 
 
 def bias_shape(n):
@@ -107,11 +340,11 @@ def make_inputs(op, dtype, n, seed=0):
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
-    shape = bias_shape(n) if op.key == "gelu_erf_bias" else (n,)
+    shape = bias_shape(n) if "b" in op.inputs else (n,)
     d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
-    if op.key.endswith("_grad"):
+    if "g" in op.inputs:
         d["g"] = rng.standard_normal(shape).astype(dtype)
-    if op.key == "gelu_erf_bias":
+    if "b" in op.inputs:
         d["b"] = (0.1 * rng.standard_normal(shape[-1:])).astype(dtype)
     d["out"] = np.empty(shape, dtype)
     d["n"] = int(np.prod(shape))
@@ -121,19 +354,31 @@ def make_inputs(op, dtype, n, seed=0):
 # ------------------------------------------------------------------ peers --
 
 _peer_cache = {}
-_JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+# Flags only, each with "--": XLA ignores every flag after a word without
+# (such as "intra_op_parallelism_threads=1", which is no XLA flag).
+_JAX_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
+_USER_XLA_FLAGS = "XLA_FLAGS" in os.environ      # as the user started us
+
+
+def _add_xla_flags(flags):
+    """Put ``flags`` first in XLA_FLAGS (where a stray word in a user's flags
+    cannot hide them), each replacing one of the same name."""
+    new = flags.split()
+    names = {f.split("=")[0] for f in new}
+    kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if f.split("=")[0] not in names]
+    os.environ["XLA_FLAGS"] = " ".join(new + kept)
 
 
 def jax_single_thread():
     """Pin XLA's CPU thread pool to one thread.  Only effective before jax is
     imported (XLA reads XLA_FLAGS once); a user's own XLA_FLAGS win."""
-    if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = _JAX_ONE_THREAD
+    if "jax" not in sys.modules and not _USER_XLA_FLAGS:
+        _add_xla_flags(_JAX_ONE_THREAD)
 
 
 def jax_threads_label():
     flags = os.environ.get("XLA_FLAGS", "")
-    if "intra_op_parallelism_threads=1" in flags or "multi_thread_eigen=false" in flags:
+    if "--xla_cpu_multi_thread_eigen=false" in flags.split():
         return "1 (XLA_FLAGS)"
     return "XLA default (all cores)"
 
@@ -141,23 +386,19 @@ def jax_threads_label():
 def peer(name):
     """The peer's module, or None when it is not installed (imported once)."""
     if name not in _peer_cache:
-        mod = None
+        if name not in PEERS + ("scipy",):
+            raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
         try:
-            if name == "torch":
-                import torch as mod
-            elif name == "jax":
-                import jax as mod
+            # (_common.import_module keeps Ctrl-C working after the import)
+            mod = _common.import_module(name)
+            if name == "jax":
                 # float64 arrays stay float64 only with x64 on; float32 inputs
                 # stay float32 either way.
                 mod.config.update("jax_enable_x64", True)
             elif name == "onnxruntime":
-                import onnxruntime as mod
-                import onnx  # noqa: F401  (the graph is built with onnx.helper)
+                _common.import_module("onnx")            # the graph is built with onnx.helper
             elif name == "scipy":
-                import scipy.special  # noqa: F401
-                import scipy as mod
-            else:
-                raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
+                _common.import_module("scipy.special")
         except ImportError:
             mod = None
         _peer_cache[name] = mod
@@ -190,246 +431,155 @@ def _load_torch():
     return torch
 
 
-# ---------------------------------------------------------- implementations --
+# ------------------------------------------------------- instruction sets --
+# ``--isa NAME`` (a gelu_ext path name) holds ours and the peers to one
+# instruction set, so a ratio compares like with like on any machine.  Per
+# name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
+# reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
+# below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
+ISA_CAPS = {
+    "baseline": ("default", "SSE4_2"),
+    "avx2": ("avx2", "AVX2"),
+    "avx512": ("avx512", "AVX512"),
+}
+_isa_asked = None
 
-def _prepare_ours(op, d, alloc=False):
-    x, g, b = d["x"], d.get("g"), d.get("b")
-    out = None if alloc else d["out"]
-    k = op.key
-    if k in ("gelu_erf", "gelu_tanh"):
-        return lambda: gelu_ext.fast_gelu(x, op.approximate, out=out)
-    if k in ("relu", "silu", "quick_gelu"):
-        f = getattr(gelu_ext, k)
-        return lambda: f(x, out=out)
-    if k == "silu_grad":
-        return lambda: gelu_ext.silu_grad(x, g, out=out)
-    if k.endswith("_grad"):
-        return lambda: gelu_ext.fast_gelu_grad(x, g, op.approximate, out=out)
-    if k == "gelu_erf_bias":
-        return lambda: gelu_ext.fast_gelu(x, bias=b, out=out)
-    raise AssertionError(k)
+
+def cap_isa(isa):
+    """Hold ours, PyTorch and JAX to ``isa``.  The peers read their setting
+    once, when imported, so this must run before any of them is."""
+    global _isa_asked
+    if isa not in ISA_CAPS:
+        raise ValueError(f"isa must be one of {tuple(ISA_CAPS)}, got {isa!r}")
+    early = [name for name in ("torch", "jax") if name in sys.modules]
+    if early:
+        raise RuntimeError(f"cap_isa({isa!r}) must run before {' and '.join(early)} is imported")
+    aten, xla = ISA_CAPS[isa]
+    os.environ["GELU_EXT_ISA"] = isa
+    gelu_ext._config._apply_env_isa()       # gelu_ext is imported already: apply it now
+    os.environ["ATEN_CPU_CAPABILITY"] = aten
+    _add_xla_flags(f"--xla_cpu_max_isa={xla}")
+    _isa_asked = isa
+
+
+def _jax_isa():
+    """What XLA compiles for, read back from a compiled executable:
+    (level, target CPU), level 'AVX512', 'AVX2', 'AVX', 'SSE4_2' or 'below
+    SSE4_2'; None when it cannot be read.  The serialized executable records
+    the target triple, CPU and feature list its code was generated for."""
+    jax = peer("jax")
+    try:
+        backend = _common.import_module("jax.extend.backend").get_backend()
+        exe = jax.jit(jax.nn.relu).lower(np.ones(64, np.float32)).compile().runtime_executable()
+        blob = backend.serialize_executable(exe)
+    except Exception:           # an API that moved: no read-back, say so
+        return None
+    m = re.search(rb"x86_64-[\w.-]+\x12[\x01-\x7f]([\w.-]+)\x1a", blob)
+    f = m and re.compile(rb"(?:[+-][\w.-]+,)+[+-][\w.-]+").search(blob, m.end())
+    if not f:
+        return None
+    feats = set(f.group().decode().split(","))
+    level = next((name for flag, name in (("+avx512f", "AVX512"), ("+avx2", "AVX2"), ("+avx", "AVX"),
+                                          ("+sse4.2", "SSE4_2")) if flag in feats), "below SSE4_2")
+    return level, m.group(1).decode()
+
+
+def isa_info():
+    """The instruction set each implementation runs, and the peers whose
+    ratios do not compare like with like under ``--isa`` (with why)."""
+    best = _ufuncs._best_isa()
+    runs, not_comparable = {"gelu_ext": _ufuncs._get_isa()}, {}
+    asked = _isa_asked
+    if asked and runs["gelu_ext"] != asked:
+        not_comparable["gelu_ext"] = f"gelu_ext runs {runs['gelu_ext']}, not the {asked} asked"
+    torch = peer("torch") if "torch" in _peer_cache else None
+    if torch is not None:
+        runs["torch"] = torch.backends.cpu.get_cpu_capability()
+        if asked and runs["torch"] != ISA_CAPS[asked][0].upper():
+            not_comparable["torch"] = (f"torch runs {runs['torch']}, not the {ISA_CAPS[asked][0].upper()} asked "
+                                       f"(ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY')})")
+    if "jax" in _peer_cache and peer("jax") is not None:
+        got = _jax_isa()
+        runs["jax"] = f"{got[0]}, compiled for {got[1]}" if got else "? (no read-back)"
+        if asked and got and got[0] != ISA_CAPS[asked][1]:
+            not_comparable["jax"] = f"JAX compiles for {got[0]}, not the {ISA_CAPS[asked][1]} asked"
+    if "onnxruntime" in _peer_cache and peer("onnxruntime") is not None:
+        runs["onnxruntime"] = f"{best} (the CPU's best; no switch)"
+        if asked and _ufuncs.ISA_NAMES.index(asked) < _ufuncs.ISA_NAMES.index(best):
+            not_comparable["onnxruntime"] = f"ORT cannot be capped: it runs {best}, not {asked}"
+    return {"asked": asked, "runs": runs, "not_comparable": not_comparable,
+            "env": {k: os.environ.get(k) for k in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}}
+
+
+def isa_lines(info):
+    """The report header's instruction-set line, and one WARNING line per
+    implementation that does not run what ``--isa`` asked."""
+    isa = info.get("isa_caps")
+    if not isa:
+        return []
+    runs, env = isa["runs"], isa["env"]
+    parts = []
+    for impl, what in runs.items():
+        label = _TITLE.get(impl, impl)
+        if isa["asked"] and impl == "torch":
+            what += f" (ATEN_CPU_CAPABILITY={env['ATEN_CPU_CAPABILITY']})"
+        if isa["asked"] and impl == "jax":
+            what += f" (XLA_FLAGS {env['XLA_FLAGS']})"
+        parts.append(f"{label} {what}")
+    head = f"--isa {isa['asked']}: " if isa["asked"] else ""
+    lines = [f"ISA     : {head}{'; '.join(parts)}"]
+    lines += [f"WARNING : {why}: its ratios are not comparable" for why in isa["not_comparable"].values()]
+    return lines
+
+
+def not_comparable(impl, info):
+    """Why ``impl``'s ratios do not compare like with like in this run, or None."""
+    return (info.get("isa_caps") or {}).get("not_comparable", {}).get(impl)
+
+
+# ---------------------------------------------------------- implementations --
+# The per-implementation plumbing every row shares: converting the arrays,
+# jitting, building ONNX Runtime sessions.  What each op computes is in OPS.
+
+def numpy_baseline_desc():
+    """What the NumPy baseline of each op is, for the report's footnote."""
+    if peer("scipy") is not None:
+        exact = "x*scipy.special.ndtr(x)"
+    else:
+        exact = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
+    return {k: op.numpy_desc.format(exact=exact) for k, op in OPS.items()}
 
 
 def _prepare_textbook(op, d):
     """The brief's kernel as written: a plain C loop of 0.5 x (1 + erf(x/sqrt2))
     over libm's erff / erf (gelu_ext._textbook, built with the package)."""
-    if op.key != "gelu_erf":
+    if op.textbook is None:
         raise Unavailable("the textbook loop is exact GELU only")
     try:
-        from gelu_ext._textbook import gelu_textbook
+        from gelu_ext import _textbook
     except ImportError:
         raise Unavailable("gelu_ext._textbook not built") from None
-    x, out = d["x"], d["out"]
-    return lambda: gelu_textbook(x, out)
-
-
-def _vectorized_ndtr():
-    verf = erf()[0]
-
-    def ndtr(v, out):
-        np.copyto(out, 0.5 + 0.5 * verf(v * _SQRT1_2), casting="same_kind")
-        return out
-    return ndtr
-
-
-def numpy_baseline_desc():
-    """What the NumPy baseline of each op is, for the report's footnote."""
-    if peer("scipy") is not None:
-        erf = "x*scipy.special.ndtr(x)"
-    else:
-        erf = f"x/2*(1+np.vectorize(math.erf)(x/sqrt2)) (SciPy not installed; n <= {VECTORIZE_MAX} only)"
-    return {
-        "gelu_erf": erf,
-        "gelu_tanh": "the tanh formula as in-place NumPy ufunc calls",
-        "relu": "np.maximum(x, 0, out=o)",
-        "gelu_erf_grad": "Phi(x) + x*exp(-x^2/2)/sqrt(2pi) times g, Phi as in exact GELU",
-        "gelu_tanh_grad": "the tanh formula's derivative as in-place NumPy calls, times g",
-        "gelu_erf_bias": "np.add(x, b, out=o) then exact GELU in place",
-        "silu": "x/(1+exp(-x)) as in-place NumPy calls",
-        "quick_gelu": "x/(1+exp(-1.702x)) as in-place NumPy calls",
-        "silu_grad": "s (1 + x (1 - s)) g, s = 1/(1+exp(-x)), as in-place NumPy calls",
-    }
-
-
-def _tanh_of_u(x, out, x2=None):
-    """tanh(c (x + a x^3)) as in-place NumPy calls, into ``out`` (``x2``: x^2
-    if the caller has it already)."""
-    if x2 is None:
-        x2 = np.multiply(x, x, out=out)
-    np.multiply(x2, _TANH_A, out=out)
-    np.add(out, 1.0, out=out)
-    np.multiply(out, x, out=out)
-    np.multiply(out, _TANH_C, out=out)
-    return np.tanh(out, out=out)
-
-
-def _prepare_numpy(op, d):
-    """The fastest plain NumPy/SciPy a user would write: in-place ufunc calls
-    into preallocated scratch, so the baseline is not penalised by temporaries."""
-    x, g, b, o = d["x"], d.get("g"), d.get("b"), d["out"]
-    k = op.key
-    if k == "relu":
-        return lambda: np.maximum(x, 0, out=o)
-    if k in _SIG_C:
-        c = -_SIG_C[k]
-
-        def f():
-            np.multiply(x, c, out=o)
-            np.exp(o, out=o)
-            np.add(o, 1.0, out=o)
-            return np.divide(x, o, out=o)
-        return f
-    if k == "silu_grad":
-        s1 = np.empty_like(o)
-
-        def f():
-            np.negative(x, out=s1)
-            np.exp(s1, out=s1)
-            np.add(s1, 1.0, out=s1)
-            np.reciprocal(s1, out=s1)
-            np.subtract(1.0, s1, out=o)
-            np.multiply(o, x, out=o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, s1, out=o)
-            return np.multiply(o, g, out=o)
-        return f
-    needs_erf = op.approximate == "none"
-    if needs_erf:
-        sp = peer("scipy")
-        if sp is not None:
-            ndtr = sp.special.ndtr
-        elif d["n"] > VECTORIZE_MAX:
-            raise Unavailable(f"no SciPy: np.vectorize(math.erf) runs only up to n={VECTORIZE_MAX}")
-        else:
-            ndtr = _vectorized_ndtr()
-    s1 = np.empty_like(o)
-    if k == "gelu_erf":
-        def f():
-            ndtr(x, out=o)
-            return np.multiply(o, x, out=o)
-    elif k == "gelu_erf_bias":
-        def f():
-            np.add(x, b, out=o)
-            ndtr(o, out=s1)
-            return np.multiply(o, s1, out=o)
-    elif k == "gelu_tanh":
-        def f():
-            # 0.5 x (1 + tanh(c (x + a x^3)))
-            _tanh_of_u(x, o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, x, out=o)
-            np.multiply(o, 0.5, out=o)
-            return o
-    elif k == "gelu_erf_grad":
-        def f():
-            np.multiply(x, x, out=s1)
-            np.multiply(s1, -0.5, out=s1)
-            np.exp(s1, out=s1)
-            np.multiply(s1, x, out=s1)
-            np.multiply(s1, _INV_SQRT_2PI, out=s1)
-            ndtr(x, out=o)
-            np.add(o, s1, out=o)
-            np.multiply(o, g, out=o)
-            return o
-    elif k == "gelu_tanh_grad":
-        s2 = np.empty_like(o)
-
-        def f():
-            # 0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3a x^2), th = tanh(c (x + a x^3))
-            np.multiply(x, x, out=s1)
-            np.multiply(s1, 3.0 * _TANH_A, out=s2)
-            np.add(s2, 1.0, out=s2)
-            np.multiply(s2, _TANH_C, out=s2)
-            _tanh_of_u(x, s1, x2=s1)
-            np.multiply(s1, s1, out=o)
-            np.subtract(1.0, o, out=o)
-            np.multiply(o, s2, out=o)
-            np.multiply(o, x, out=o)
-            np.add(o, s1, out=o)
-            np.add(o, 1.0, out=o)
-            np.multiply(o, 0.5, out=o)
-            np.multiply(o, g, out=o)
-            return o
-    else:
-        raise AssertionError(k)
-    return f
+    return functools.partial(getattr(_textbook, op.textbook), d["x"], d["out"])
 
 
 def _prepare_torch(op, d):
     torch = _load_torch()
     if torch is None:
         raise Unavailable("torch not installed")
-    aten = torch.ops.aten
-    x, o = torch.from_numpy(d["x"]), torch.from_numpy(d["out"])
-    k, ap = op.key, op.approximate
-    if k in ("gelu_erf", "gelu_tanh"):
-        return lambda: aten.gelu.out(x, approximate=ap, out=o)
-    if k == "relu":
-        return lambda: aten.relu.out(x, out=o)
-    if k == "silu":
-        return lambda: aten.silu.out(x, out=o)
-    if k == "quick_gelu":          # what transformers' QuickGELUActivation runs
-        return lambda: torch.mul(x, torch.sigmoid(1.702 * x), out=o)
-    if k == "silu_grad":
-        g = torch.from_numpy(d["g"])
-        return lambda: aten.silu_backward.grad_input(g, x, grad_input=o)
-    if k.endswith("_grad"):
-        g = torch.from_numpy(d["g"])
-        return lambda: aten.gelu_backward.grad_input(g, x, approximate=ap, grad_input=o)
-    if k == "gelu_erf_bias":
-        b = torch.from_numpy(d["b"])
-
-        def f():
-            # PyTorch has no fused CPU bias-GELU: the add, then GELU, in place.
-            torch.add(x, b, out=o)
-            return aten.gelu.out(o, approximate="none", out=o)
-        return f
-    raise AssertionError(k)
+    return op.torch(torch, *(torch.from_numpy(d[k]) for k in op.inputs), out=torch.from_numpy(d["out"]))
 
 
 _jax_fns = {}
-
-
-def _jax_fn(op):
-    if op.key not in _jax_fns:
-        jax = peer("jax")
-        approx = op.approximate == "tanh"
-
-        def gelu(v):
-            return jax.nn.gelu(v, approximate=approx)
-        k = op.key
-        if k in ("gelu_erf", "gelu_tanh"):
-            fn = gelu
-        elif k == "relu":
-            fn = jax.nn.relu
-        elif k == "silu":
-            fn = jax.nn.silu
-        elif k == "quick_gelu":
-            def fn(v):
-                return v * jax.nn.sigmoid(1.702 * v)
-        elif k == "silu_grad":
-            def fn(v, g):
-                return jax.vjp(jax.nn.silu, v)[1](g)[0]
-        elif k.endswith("_grad"):
-            def fn(v, g):
-                return jax.vjp(gelu, v)[1](g)[0]
-        elif k == "gelu_erf_bias":
-            def fn(v, b):
-                return gelu(v + b)
-        _jax_fns[op.key] = jax.jit(fn)
-    return _jax_fns[op.key]
 
 
 def _prepare_jax(op, d):
     jax = peer("jax")
     if jax is None:
         raise Unavailable("jax not installed")
-    fn = _jax_fn(op)
-    args = [jax.device_put(d["x"])]
-    if "g" in d:
-        args.append(jax.device_put(d["g"]))
-    if "b" in d:
-        args.append(jax.device_put(d["b"]))
+    if op.key not in _jax_fns:
+        _jax_fns[op.key] = jax.jit(op.jax(jax))
+    fn = _jax_fns[op.key]
+    args = [jax.device_put(d[k]) for k in op.inputs]
     return lambda: fn(*args).block_until_ready()
 
 
@@ -474,17 +624,10 @@ def _ort_session(node_op, domain, dtype, shape, bias_shape_, threads):
 def _prepare_ort(op, d, threads):
     if peer("onnxruntime") is None:
         raise Unavailable("onnxruntime not installed")
-    x, o = d["x"], d["out"]
-    k = op.key
-    node = {"gelu_erf": ("Gelu", "com.microsoft"), "gelu_tanh": ("FastGelu", "com.microsoft"),
-            "relu": ("Relu", ""), "gelu_erf_bias": ("BiasGelu", "com.microsoft"),
-            "quick_gelu": ("QuickGelu", "com.microsoft")}.get(k)
-    if k == "silu":
-        raise Unavailable("no SiLU op (a Sigmoid and a Mul)")
-    if node is None:
-        raise Unavailable("no gradient op in the inference build")
-    b = d.get("b")
-    sess = _ort_session(node[0], node[1], x.dtype, x.shape, None if b is None else b.shape, threads)
+    if isinstance(op.ort, str):
+        raise Unavailable(op.ort)
+    x, b, o = d["x"], d.get("b"), d["out"]
+    sess = _ort_session(*op.ort, x.dtype, x.shape, None if b is None else b.shape, threads)
     io = sess.io_binding()
     io.bind_cpu_input("X", x)
     if b is not None:
@@ -506,16 +649,13 @@ def prepare(impl, op, d, threads=None):
     Unavailable when the implementation cannot do it (not installed, no
     kernel for the dtype, no such op)."""
     op = OPS[op] if isinstance(op, str) else op
-    if impl == "ours":
-        return _prepare_ours(op, d)
-    if impl == "ours_alloc":
-        return _prepare_ours(op, d, alloc=True)
-    if impl == "numpy":
-        return _prepare_numpy(op, d)
+    if impl in ("ours", "ours_alloc", "numpy"):
+        build = op.numpy if impl == "numpy" else op.ours
+        return build(*(d[k] for k in op.inputs), out=None if impl == "ours_alloc" else d["out"])
     if impl == "textbook":
         return _prepare_textbook(op, d)
     if impl == "copyto":            # the memory ceiling: read x, write out
-        return lambda x=d["x"], out=d["out"]: np.copyto(out, x)
+        return functools.partial(np.copyto, d["out"], d["x"])
     if impl == "torch":
         return _prepare_torch(op, d)
     if impl == "jax":
@@ -542,7 +682,7 @@ def _sample(op, dtype, region, n, rng):
     u: the value GELU is evaluated at (x, or fl(x + b) in dtype)."""
     lo, hi = REGIONS[region]
     t = rng.uniform(lo, hi, max(n, 8))
-    if op.key == "gelu_erf_bias":
+    if "b" in op.inputs:
         k = 256 if n >= 1024 else 8       # bias length: whole rows of the sample
         t = t[: max(k, n - n % k)].reshape(-1, k)
         b = rng.uniform(-0.25, 0.25, k).astype(dtype)
@@ -597,7 +737,7 @@ def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
     for region in REGIONS:
         x, b, u = _sample(op, dtype, region, n32 if dtype == np.float32 else n64, rng)
         d = {"x": x, "out": np.empty_like(x), "n": x.size}
-        if op.key.endswith("_grad"):
+        if "g" in op.inputs:
             d["g"] = np.ones_like(x)
         if b is not None:
             d["b"] = b
@@ -647,6 +787,9 @@ def machine_info():
         info["torch_threads"] = peer("torch").get_num_threads()
     if info["versions"].get("jax"):
         info["jax_threads"] = jax_threads_label()
+    info["isa_caps"] = isa_info()
+    for why in info["isa_caps"]["not_comparable"].values():
+        progress(f"WARNING: {why}")
     return info
 
 
@@ -719,6 +862,10 @@ def _parser():
                    help=f"subset of {','.join(PEERS)}, or 'none' (default: every installed one)")
     p.add_argument("--threads", type=int_at_least(1), help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
                    "default, all cores); 1 also pins JAX to one thread")
+    p.add_argument("--isa", choices=tuple(ISA_CAPS),
+                   help="hold ours, PyTorch and JAX to this instruction set (GELU_EXT_ISA, ATEN_CPU_CAPABILITY, "
+                   "XLA_FLAGS=--xla_cpu_max_isa, set before the peers are imported; the header reads each back); "
+                   "ONNX Runtime cannot be held to one (default: each library's best)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="throughput plot (needs matplotlib: the 'plot' extra); "
                    "also FILE-curves.png with the activations and their derivatives")
@@ -812,6 +959,7 @@ def format_report(run):
     installed, impls, threads, skipped = run["installed"], run["impls"], run["threads"], run["skipped"]
     out = [f"gelu_ext benchmark  ({run['title']})"]
     out += header_lines(info)
+    out += isa_lines(info)
     peer_desc = []
     if "torch" in installed:
         peer_desc.append(f"torch (aten *.out, {threads} threads)")
@@ -949,6 +1097,8 @@ def main(argv=None):
         p.error(f"--peers must be a subset of {','.join(PEERS)} or 'none', got {','.join(bad)!r}")
     if args.plot:
         require("matplotlib", "plot")       # fail before the long run, not after
+    if args.isa:
+        cap_isa(args.isa)                   # before collect() imports the peers
     dtypes = ["float32", "float64"] if args.dtype == "all" else [args.dtype]
     sizes = args.sizes or ([4096, 1 << 18] if args.quick else [16, 4096, 65536, 1 << 20, 1 << 24])
     title = "python -m gelu_ext bench" + (" " + " ".join(argv) if argv else "")

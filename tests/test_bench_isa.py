@@ -1,0 +1,110 @@
+"""``--isa`` of the bench and ratios.py: ours and the peers held to one
+instruction set (issue 23), each setting read back and the peers that cannot
+be held to it named.  The settings are process-wide and read once when a peer
+is imported, so every case runs in its own interpreter."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gelu_ext import _ufuncs
+from gelu_ext.jobs import bench
+
+
+def _child(code, cwd, **env):
+    """Run ``code`` (which prints one JSON document) in a fresh interpreter
+    without the caller's ISA settings; returns the document.  ``cwd`` away
+    from the checkout: ``python -c`` puts it first on sys.path."""
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=cwd, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+_CAP = """
+import json, os
+from gelu_ext import _ufuncs
+from gelu_ext.jobs import bench
+bench.jax_single_thread()
+bench.cap_isa({isa!r})
+print(json.dumps({{"env": {{k: os.environ.get(k) for k in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}},
+                  "path": _ufuncs._get_isa()}}))
+"""
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2"])
+def test_cap_isa_sets_each_library_and_keeps_jax_on_one_thread(isa, tmp_path):
+    if isa not in _ufuncs._compiled_isas() or _ufuncs.ISA_NAMES.index(isa) > _ufuncs.ISA_NAMES.index(
+            _ufuncs._best_isa()):
+        pytest.skip(f"no {isa} path on this CPU")
+    got = _child(_CAP.format(isa=isa), tmp_path)
+    aten, xla = bench.ISA_CAPS[isa]
+    assert got["env"]["GELU_EXT_ISA"] == isa and got["env"]["ATEN_CPU_CAPABILITY"] == aten
+    flags = got["env"]["XLA_FLAGS"].split()
+    assert f"--xla_cpu_max_isa={xla}" in flags
+    assert "--xla_cpu_multi_thread_eigen=false" in flags
+    assert all(f.startswith("--") for f in flags)      # XLA ignores every flag after a bare word
+    assert got["path"] == isa          # gelu_ext was imported before: applied at once
+
+
+def test_cap_isa_replaces_a_max_isa_flag_and_keeps_the_users_other_flags(tmp_path):
+    got = _child(_CAP.format(isa="baseline"), tmp_path, XLA_FLAGS="--xla_cpu_max_isa=AVX512 --xla_foo=1 stray")
+    assert got["env"]["XLA_FLAGS"].split() == ["--xla_cpu_max_isa=SSE4_2", "--xla_foo=1", "stray"]
+
+
+def test_cap_isa_refuses_once_a_peer_is_imported(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or type(sys)("torch"))
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    with pytest.raises(RuntimeError, match=r"cap_isa\('avx2'\) must run before torch is imported"):
+        bench.cap_isa("avx2")
+
+
+def test_cap_isa_names_the_accepted_values():
+    with pytest.raises(ValueError, match=r"isa must be one of \('baseline', 'avx2', 'avx512'\), got 'sse9'"):
+        bench.cap_isa("sse9")
+
+
+def test_the_header_warns_about_each_peer_not_held_to_the_isa():
+    info = {"isa_caps": {"asked": "avx2", "env": {"ATEN_CPU_CAPABILITY": "avx2", "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"},
+                         "runs": {"gelu_ext": "avx2", "torch": "DEFAULT", "onnxruntime": "avx512 (the CPU's best)"},
+                         "not_comparable": {"torch": "torch runs DEFAULT, not the AVX2 asked",
+                                            "onnxruntime": "ORT cannot be capped: it runs avx512, not avx2"}}}
+    lines = bench.isa_lines(info)
+    assert lines[0].startswith("ISA     : --isa avx2: gelu_ext avx2; torch DEFAULT (ATEN_CPU_CAPABILITY=avx2); ORT ")
+    assert lines[1:] == ["WARNING : torch runs DEFAULT, not the AVX2 asked: its ratios are not comparable",
+                         "WARNING : ORT cannot be capped: it runs avx512, not avx2: its ratios are not comparable"]
+    assert bench.not_comparable("onnxruntime", info).startswith("ORT cannot be capped")
+    assert bench.not_comparable("jax", info) is None
+
+
+_PEERS_READ_BACK = """
+import json
+from gelu_ext.jobs import bench
+bench.cap_isa("avx2")
+for name in bench.PEERS:
+    bench.peer(name)
+isa = bench.isa_info()
+print(json.dumps({"runs": isa["runs"], "not_comparable": isa["not_comparable"]}))
+"""
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "jax", "onnxruntime", "onnx")),
+                    reason="the peers are not installed (benchmark environment only)")
+def test_the_peers_read_back_avx2(tmp_path):
+    if _ufuncs.ISA_NAMES.index(_ufuncs._best_isa()) < _ufuncs.ISA_NAMES.index("avx2"):
+        pytest.skip("this CPU has no AVX2")
+    got = _child(_PEERS_READ_BACK, tmp_path)
+    assert got["runs"]["gelu_ext"] == "avx2"
+    assert got["runs"]["torch"] == "AVX2"
+    assert got["runs"]["jax"].startswith("AVX2, compiled for ")
+    above = _ufuncs._best_isa() != "avx2"
+    assert set(got["not_comparable"]) == ({"onnxruntime"} if above else set()), got
+
+
+def test_every_isa_path_has_its_peer_settings():
+    assert set(bench.ISA_CAPS) == set(_ufuncs.ISA_NAMES)
