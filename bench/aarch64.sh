@@ -51,7 +51,9 @@ have_tools() { command -v "$CROSS" >/dev/null && [ -n "$(find_qemu)" ] && [ -e "
 if ! have_tools && [ "$install" = 1 ]; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
         echo "== apt-get install $PKGS"
-        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PKGS) >/dev/null 2>&1 ||
+        # shellcheck disable=SC2086
+        (timeout 600 apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq $PKGS) >/dev/null 2>&1 ||
             echo "note: apt-get could not install $PKGS"
     else
         echo "note: cannot install $PKGS here (needs apt-get and root)"
