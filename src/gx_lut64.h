@@ -43,7 +43,8 @@
  *   top of its binade and M at the bottom of its own.
  * Tiny x: M = -a^2 phi(0)-ish underflows and the fma rounds x/2 once, so a
  * subnormal tie x/2 may round to even: 0.5 ULP + x^2/sqrt(2 pi), within the
- * bound.  x = +-0 gives +-0.  NaN, +-inf and |x| > 5 never use the result.
+ * bound.  x = +-0 gives +-0 (in the scalar twin by copysign: see
+ * gx_lut_fwd).  NaN, +-inf and |x| > 5 never use the result.
  */
 #ifndef GX_LUT64_H
 #define GX_LUT64_H
@@ -82,7 +83,7 @@ GX_INLINE double gx_lut64_fwd(const gx_lut64 *T, double x)
     for (int j = 14; j >= 1; j--) p = fma(p, d, T->m[j][i]);
     p = fma(p, d, fma(T->m1l[i], d, T->m[0][i]));
     double B = signbit(x) ? T->h[i] : 1.0 - T->h[i];
-    return fma(x, B, -p);
+    return copysign(fma(x, B, -p), x);     /* x's sign, +-0 included: see gx_lut_fwd (gx_lut.h) */
 }
 
 #endif /* GX_LUT64_H */
