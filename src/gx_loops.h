@@ -16,6 +16,8 @@
  * F32 (float lanes) or F64 (double lanes); every name below is GX_<L>_<NAME>,
  * the same for both lane types, and means the same for both unless it says.
  *   GX_VEC              defined: this ISA has the vector primitives below
+ *   GX_F64_TWIN         defined: it has no F64 lanes; the float64 table loop
+ *                       runs the scalar twin (gx_lut64_fwd) element by element
  *   W                   lanes per vector (an integer constant, <= 64)
  *   V, I, M             the types: vector, index vector, mask.  M is opaque:
  *                       the loops only pass it to the operations below
@@ -140,8 +142,10 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;       \
     return nb_;                                                             \
 }
-#else
-/* the baseline: the scalar twin EXPR and its coverage test OK per element */
+#endif
+#if !defined(GX_VEC) || defined(GX_F64_TWIN)
+/* the baseline (and GX_F64_TWIN's float64): the scalar twin EXPR and its
+ * coverage test OK per element */
 #define GX_TABLE_TWIN(fname, TS, TT, EXPR, OK)                              \
 static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
                                     TS *o, int n, uint64_t *bad)            \
@@ -318,11 +322,12 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 
 /* --------------------------------------- float64 lanes (gx_lut64.h) -- */
 /* GX_FN(lut64_fwd): gx_lut64_fwd's operations in double lanes, rejecting
- * !gx_lut64_ok (NaN, |x| > T->x). */
+ * !gx_lut64_ok (NaN, |x| > T->x); without F64 lanes (GX_F64_TWIN, or no
+ * GX_VEC) the scalar twin. */
 #ifndef GX_F64_TABLE_T
 #define GX_F64_TABLE_T gx_lut64
 #endif
-#ifdef GX_VEC
+#if defined(GX_VEC) && !defined(GX_F64_TWIN)
 #ifndef GX_F64_TABLE_DECL
 #define GX_F64_TABLE_DECL(T)                                                \
     const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \

@@ -77,6 +77,7 @@
 #undef GX_F64_TABLE_DECL
 #undef GX_F64_TABLE_T
 #undef GX_F64_TAB_LOAD
+#undef GX_F64_TWIN
 #undef GX_F64_V
 #undef GX_F64_W
 #undef GX_HAVE_GATHER16
@@ -88,3 +89,7 @@
 #undef GX_VEC
 #undef GX_VEC16
 #undef GX_ISA_FILL
+/* the NEON header's own helpers */
+#undef GX_NEON_U
+#undef GX_NEON_F
+#undef GX_NEON_MBITS
