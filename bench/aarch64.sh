@@ -30,12 +30,14 @@ cd "$(dirname "$0")/.."
 
 mode=full
 install=0
+ex_isas=all
 for a in "$@"; do
     case "$a" in
         --quick) mode=quick ;;
         --exhaustive) mode=exhaustive ;;
+        --exhaustive=*) mode=exhaustive; ex_isas="${a#--exhaustive=}" ;;
         --install) install=1 ;;
-        *) echo "usage: bench/aarch64.sh [--quick | --exhaustive] [--install]" >&2; exit 2 ;;
+        *) echo "usage: bench/aarch64.sh [--quick | --exhaustive[=ISA,...]] [--install]" >&2; exit 2 ;;
     esac
 done
 
@@ -106,11 +108,21 @@ for target in linux darwin; do
     echo "== $CROSS: src/gx_kernels.c, src/gx_pool.c built for $target/aarch64 with no warning"
 done
 
-# (3) NEON in the float32 table loops (lut_*, sig_*): 0 until the NEON path lands
-neon="$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$work/gx_kernels.linux.o" 2>/dev/null |
-    awk '/^[0-9a-f]+ <gx_k_(lut|sig)_[a-z0-9_]*baseline/ {on = 1; next} /^[0-9a-f]+ </ {on = 0}
-         on && /\t(fmla|fmls|tbl|tbx)\t/ {n++} END {print n + 0}')" || neon="?"
-echo "== NEON fmla/fmls/tbl/tbx in the float32 table loops: $neon"
+# (3) NEON in the float32 table loops of the neon path (lut_*, sig_*): fmla
+# and tbl, one tbl per coefficient (src/simd/neon.h); none is a failure
+neon_count() {  # neon_count MNEMONIC-REGEX -> such instructions in gx_k_(lut|sig)_*_neon
+    aarch64-linux-gnu-objdump -d --no-show-raw-insn "$work/gx_kernels.linux.o" |
+        awk -v re="$1" '/^[0-9a-f]+ <gx_k_(lut|sig)_[a-z0-9_]*_neon[.>]/ {on = 1; next}
+                        /^[0-9a-f]+ </ {on = 0}
+                        on { split($0, f, "\t"); if (f[2] ~ "^(" re ")$") n++ } END {print n + 0}'
+}
+fmla="$(neon_count 'fmla|fmls')"
+tbl="$(neon_count 'tbl|tbx')"
+echo "== NEON in the float32 table loops (gx_k_{lut,sig}_*_neon): $fmla fmla/fmls, $tbl tbl/tbx"
+if [ "$fmla" -eq 0 ] || [ "$tbl" -eq 0 ]; then
+    echo "FAIL: the NEON float32 table loops have no fmla or no tbl: they are not vectorised"
+    exit 1
+fi
 
 # (4) the harness, natively and for aarch64
 # shellcheck disable=SC2086
@@ -119,39 +131,72 @@ echo "== NEON fmla/fmls/tbl/tbx in the float32 table loops: $neon"
 "$CROSS" $linux_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c -lm -o "$work/bits_arm"
 qrun() { nice "$QEMU" -L "$SYSROOT" "$work/bits_arm" "$@"; }
 
+# Every path of src/gx_isas.h this CPU runs (bits_harness isas: name and
+# float32 table scheme).  Paths of one scheme must agree bit for bit; the
+# 32- and 8-piece tables differ in last bits (gx_lut8.h).  So each scheme
+# has its own table: every path against the first x86 path of the scheme
+# (baseline: 32 pieces, avx2: 8), the aarch64 paths included.
 n=$((1 << 18))
 [ "$mode" = quick ] && n=$((1 << 16))
-dirs=()
-for isa in $("$work/bits_x86" isas); do
-    mkdir -p "$work/$isa"
-    "$work/bits_x86" run "$work/$isa" --n "$n" --isa "$isa" --amd 0 >/dev/null
-    dirs+=("$work/$isa")
-    if [ "$mode" != quick ] && [ "$isa" != baseline ]; then
-        mkdir -p "$work/$isa-amd"
-        "$work/bits_x86" run "$work/$isa-amd" --n "$n" --isa "$isa" --amd 1 >/dev/null
-        dirs+=("$work/$isa-amd")
+declare -A ref cols
+schemes=()
+run_path() {    # run_path LABEL SCHEME RUNNER OPTIONS... -> a column of SCHEME's table
+    local label="$1" scheme="$2" runner="$3"
+    shift 3
+    mkdir -p "$work/$label"
+    "$runner" run "$work/$label" --n "$n" "$@" >/dev/null
+    if [ -z "${ref[$scheme]:-}" ]; then
+        ref[$scheme]="$work/$label"
+        schemes+=("$scheme")
+    else
+        cols[$scheme]="${cols[$scheme]:-} $work/$label"
     fi
-done
-mkdir -p "$work/aarch64"
-qrun run "$work/aarch64" --n "$n" >/dev/null
-dirs+=("$work/aarch64")
+}
+while read -r isa pieces; do
+    run_path "$isa" "$pieces" "$work/bits_x86" --isa "$isa" --amd 0
+    if [ "$mode" != quick ] && [ "$isa" != baseline ]; then
+        run_path "$isa-amd" "$pieces" "$work/bits_x86" --isa "$isa" --amd 1
+    fi
+done < <("$work/bits_x86" isas)
+arm_isas="$(qrun isas)"
+while read -r isa pieces; do
+    if [ -z "${ref[$pieces]:-}" ]; then
+        echo "FAIL: aarch64's $isa path ($pieces-piece tables) has no x86 path of its scheme on this CPU to compare with"
+        exit 1
+    fi
+    run_path "arm-$isa" "$pieces" qrun --isa "$isa"
+done <<< "$arm_isas"
 echo "== $n inputs per op x dtype; x86-64 ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //'))" \
-     "against aarch64 under $(basename "$QEMU") ($("$QEMU" --version | head -1 | awk '{print $3}'))"
+     "against aarch64 (arm-*) under $(basename "$QEMU") ($("$QEMU" --version | head -1 | awk '{print $3}'))"
 status=0
-"$work/bits_x86" compare "${dirs[@]}" --n "$n" || status=1
+for scheme in "${schemes[@]}"; do
+    echo "-- float32 tables of $scheme pieces: against x86 $(basename "${ref[$scheme]}")"
+    if [ -z "${cols[$scheme]:-}" ]; then
+        echo "   (no other path of this scheme)"
+        continue
+    fi
+    # shellcheck disable=SC2086
+    "$work/bits_x86" compare "${ref[$scheme]}" ${cols[$scheme]} --n "$n" || status=1
+done
 
 if [ "$mode" = exhaustive ]; then
-    echo "== float32 gelu_erf, all 2^32 inputs: x86-64 ($("$work/bits_x86" isas | tail -1)), then aarch64 under qemu"
-    "$work/bits_x86" exhaustive gelu_erf > "$work/ex_x86.txt"
-    qrun exhaustive gelu_erf > "$work/ex_arm.txt"
-    echo "   x86-64 $(tail -1 "$work/ex_x86.txt" | tr -d '#'), aarch64 under qemu $(tail -1 "$work/ex_arm.txt" | tr -d '#')"
-    if diff <(grep -v '^#' "$work/ex_x86.txt") <(grep -v '^#' "$work/ex_arm.txt") >/dev/null; then
-        echo "   identical: all 256 chunk hashes of 2^24 outputs"
-    else
-        echo "   DIFFER in chunks (first 2^24-input chunk index, x86 hash, aarch64 hash):"
-        join <(grep -v '^#' "$work/ex_x86.txt") <(grep -v '^#' "$work/ex_arm.txt") | awk '$2 != $3' | head
-        status=1
-    fi
+    # each aarch64 path (or those of --exhaustive=ISA,...) against the x86
+    # path of its scheme: float32 exact GELU on all 2^32 inputs, hashed per 2^24
+    while read -r isa pieces; do
+        case ",$ex_isas," in ",all,"|*",$isa,"*) ;; *) continue ;; esac
+        x86="$(basename "${ref[$pieces]}")"
+        echo "== float32 gelu_erf, all 2^32 inputs: aarch64 $isa under qemu against x86-64 $x86 ($pieces-piece tables)"
+        "$work/bits_x86" exhaustive gelu_erf --isa "$x86" > "$work/ex_x86.txt"
+        qrun exhaustive gelu_erf --isa "$isa" > "$work/ex_arm.txt"
+        echo "   x86-64 $x86 $(tail -1 "$work/ex_x86.txt" | tr -d '#'), aarch64 $isa under qemu $(tail -1 "$work/ex_arm.txt" | tr -d '#')"
+        if diff <(grep -v '^#' "$work/ex_x86.txt") <(grep -v '^#' "$work/ex_arm.txt") >/dev/null; then
+            echo "   identical: all 256 chunk hashes of 2^24 outputs"
+        else
+            echo "   DIFFER in chunks (first 2^24-input chunk index, x86 hash, aarch64 hash):"
+            join <(grep -v '^#' "$work/ex_x86.txt") <(grep -v '^#' "$work/ex_arm.txt") | awk '$2 != $3' | head
+            status=1
+        fi
+    done <<< "$arm_isas"
 fi
 echo "aarch64.sh ($mode): $([ $status = 0 ] && echo "the same bits" || echo FAILED) in $(( $(date +%s) - start )) s"
 exit $status

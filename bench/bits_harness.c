@@ -4,7 +4,11 @@
  * bit for bit.  Driven by bench/aarch64.sh; plain C over gx_apply, no Python.
  *
  *   bits_harness isas
- *       the ISA paths this CPU runs, one name a line
+ *       the ISA paths (gx_isas.h) this CPU runs, one a line: its name and its
+ *       float32 table scheme (gx_isa_f32_pieces: 32 or 8 pieces).  Paths of
+ *       one scheme give the same bits; the two schemes differ in last bits
+ *       of the float32 table ops (gx_lut8.h), so bench/aarch64.sh compares
+ *       each path with the first x86 path of its scheme
  *   bits_harness run DIR [--n N] [--isa NAME] [--amd 0|1] [--ops a,b] [--dtypes a,b]
  *       every op x dtype (float32, float64, float16, bfloat16) over the
  *       deterministic inputs below; writes DIR/OP.DTYPE.bin (the output bits,
@@ -52,7 +56,6 @@
 #include <time.h>
 
 static const char *const DT_NAME[GX_NDT] = {"float32", "float64", "float16", "bfloat16"};
-static const char *const ISA_NAME[GX_NISA] = {"baseline", "avx2", "avx512"};
 
 /* ------------------------------------------------------------- inputs -- */
 
@@ -203,11 +206,14 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
+/* an ISA path by its name in this build's list (gx_isas.h) */
 static int isa_by_name(const char *name)
 {
-    for (int i = 0; i < GX_NISA; i++)
-        if (!strcmp(name, ISA_NAME[i])) return i;
-    fprintf(stderr, "bits_harness: --isa must be baseline, avx2 or avx512, got '%s'\n", name);
+    for (int i = 0; i < gx_nisa(); i++)
+        if (!strcmp(name, gx_isa_name(i))) return i;
+    fprintf(stderr, "bits_harness: --isa must be one of");
+    for (int i = 0; i < gx_nisa(); i++) fprintf(stderr, " %s", gx_isa_name(i));
+    fprintf(stderr, " (this build's paths), got '%s'\n", name);
     exit(2);
 }
 
@@ -256,7 +262,7 @@ static void parse(int argc, char **argv, int first, opts *o)
 static void set_paths(const opts *o)
 {
     if (o->isa >= 0 && gx_set_isa(o->isa) != 0) {
-        fprintf(stderr, "bits_harness: this CPU (or build) does not run the %s path\n", ISA_NAME[o->isa]);
+        fprintf(stderr, "bits_harness: this CPU (or build) does not run the %s path\n", gx_isa_name(o->isa));
         exit(2);
     }
     if (o->amd >= 0) gx_set_amd_loops(o->amd);
@@ -295,7 +301,7 @@ static char *path_of(const char *dir, int op, int dt)
 static int cmd_run(const char *dir, const opts *o)
 {
     set_paths(o);
-    printf("# isa %s, amd loops %d, n %ld\n", ISA_NAME[gx_get_isa()], gx_set_amd_loops(-1), (long)o->n);
+    printf("# isa %s, amd loops %d, n %ld\n", gx_isa_name(gx_get_isa()), gx_set_amd_loops(-1), (long)o->n);
     for (int op = 0; op < gx_nops(); op++) {
         if (!in_list(o->ops, gx_op_name(op))) continue;
         for (int dt = 0; dt < GX_NDT; dt++) {
@@ -380,7 +386,7 @@ static int cmd_compare(int nd, char **dirs, const opts *o)
     long ndiff_all = 0, nan_all = 0;
     int pairs = 0, bad_pairs = 0, nan_pairs = 0;
     printf("%-20s %-8s", "op (vs the first)", "dtype");
-    for (int d = 1; d < nd; d++) printf(" %11s", label_of(dirs[d]));
+    for (int d = 1; d < nd; d++) printf(" %13s", label_of(dirs[d]));
     printf("\n");
     for (int op = 0; op < gx_nops(); op++) {
         if (!in_list(o->ops, gx_op_name(op))) continue;
@@ -407,20 +413,20 @@ static int cmd_compare(int nd, char **dirs, const opts *o)
                 }
                 pairs++;
                 if (n_diff == 0) {
-                    printf(" %11s", "identical");
+                    printf(" %13s", "identical");
                 } else if (n_diff == nan_only && !o->strict) {
                     /* NaN for NaN, another sign or payload: no contract says which
                      * (gelu_ext.testing.assert_same_bits), and the x86 paths
                      * differ among themselves; counted, not failed */
                     char cell[32];
                     snprintf(cell, sizeof cell, "NaN~ %ld", n_diff);
-                    printf(" %11s", cell);
+                    printf(" %13s", cell);
                     nan_pairs++;
                     nan_all += n_diff;
                 } else {
                     char cell[32];
                     snprintf(cell, sizeof cell, "DIFFER %ld", n_diff - (o->strict ? 0 : nan_only));
-                    printf(" %11s", cell);
+                    printf(" %13s", cell);
                     bad_pairs++;
                     ndiff_all += n_diff - (o->strict ? 0 : nan_only);
                     void *in[3];
@@ -475,7 +481,7 @@ static int cmd_exhaustive(const char *name, opts *o)
     uint32_t *x = xmalloc((size_t)m * 4), *y = xmalloc((size_t)m * 4);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    printf("# %s float32, isa %s, chunks of 2^%d, [%ld, %ld)\n", name, ISA_NAME[gx_get_isa()],
+    printf("# %s float32, isa %s, chunks of 2^%d, [%ld, %ld)\n", name, gx_isa_name(gx_get_isa()),
            o->chunk_bits, o->from, to);
     for (long c = o->from; c < to; c++) {
         for (gx_intp i = 0; i < m; i++) x[i] = (uint32_t)(((uint64_t)c << o->chunk_bits) + (uint64_t)i);
@@ -495,8 +501,8 @@ int main(int argc, char **argv)
 {
     opts o;
     if (argc >= 2 && !strcmp(argv[1], "isas")) {
-        for (int i = 0; i < GX_NISA; i++)
-            if (i <= gx_best_isa() && gx_compiled_isa(i)) printf("%s\n", ISA_NAME[i]);
+        for (int i = 0; i < gx_nisa(); i++)
+            if (gx_isa_cpu(i)) printf("%s %d\n", gx_isa_name(i), gx_isa_f32_pieces(i));
         return 0;
     }
     if (argc >= 3 && !strcmp(argv[1], "run")) {
