@@ -37,66 +37,158 @@
 #define GX_F64_TWIN 1           /* float64: the scalar twin (above) */
 
 /* ----------------------------------------------------- float32 lanes -- */
-#define GX_F32_W 4
-#define GX_F32_V float32x4_t
-#define GX_F32_I uint32x4_t
-#define GX_F32_M uint32x4_t
-#define GX_F32_LOAD(p) vld1q_f32(p)
-#define GX_F32_STORE(p, v) vst1q_f32(p, v)
-#define GX_F32_SET(f) vdupq_n_f32(f)
-#define GX_F32_ADD(a, b) vaddq_f32(a, b)
-#define GX_F32_SUB(a, b) vsubq_f32(a, b)
-#define GX_F32_MUL(a, b) vmulq_f32(a, b)
-#define GX_F32_FMA(a, b, c) vfmaq_f32(c, a, b)
-#define GX_F32_FMS(a, b, c) vfmaq_f32(vnegq_f32(c), a, b)
-#define GX_F32_NEG(v) vnegq_f32(v)
+/* 8 lanes: a vector is a pair of q registers, every primitive one NEON
+ * instruction per half.  With 4 lanes the loop was bound by its fixed cost
+ * per vector (the constants, the mask's bits, the count, the copies that
+ * fmla's overwritten addend needs, the table registers reloaded from the
+ * stack: the 7 tables and the constants exceed the 32 registers) and by
+ * the Horner chain's latency; the pair pays each once per 8 elements and
+ * runs two chains (bench/README.md, "aarch64 (NEON): modelled speed"). */
+#define GX_F32_W 8
+#define GX_F32_V float32x4x2_t
+#define GX_F32_I uint32x4x2_t
+#define GX_F32_M uint32x4x2_t
+/* the pair forms of a 1-, 2- or 3-operand intrinsic */
+#define GX_NEON_FN1(name, R, A, f) \
+    GX_INLINE R GX_FN(name)(A a) { R r; r.val[0] = f(a.val[0]); r.val[1] = f(a.val[1]); return r; }
+#define GX_NEON_FN2(name, R, A, B, f)                                       \
+    GX_INLINE R GX_FN(name)(A a, B b)                                       \
+    { R r; r.val[0] = f(a.val[0], b.val[0]); r.val[1] = f(a.val[1], b.val[1]); return r; }
+#define GX_NEON_FN3(name, R, A, B, C, f)                                    \
+    GX_INLINE R GX_FN(name)(A a, B b, C c)                                  \
+    {                                                                       \
+        R r;                                                                \
+        r.val[0] = f(a.val[0], b.val[0], c.val[0]);                         \
+        r.val[1] = f(a.val[1], b.val[1], c.val[1]);                         \
+        return r;                                                           \
+    }
 #define GX_NEON_U(v) vreinterpretq_u32_f32(v)
 #define GX_NEON_F(u) vreinterpretq_f32_u32(u)
+#define GX_NEON_FMA1(a, b, c) vfmaq_f32(c, a, b)
+/* a b - c: fma(a, b, -c) (IEEE's a b - c, the sign of an exact zero too) */
+#define GX_NEON_FMS1(a, b, c) vfmaq_f32(vnegq_f32(c), a, b)
 /* min(|x|, X) on the bits: for floats with the sign cleared the integer
  * order is the float order, and every NaN's bits exceed X's, so a NaN gives
- * X, signalling ones too (fminnm would give a NaN for those) */
-#define GX_F32_ABSMIN(x, X) GX_NEON_F(vminq_u32(GX_NEON_U(vabsq_f32(x)), GX_NEON_U(X)))
-#define GX_F32_LO16(v) GX_NEON_F(vshlq_n_u32(GX_NEON_U(v), 16))
-#define GX_F32_TABLES8 1
-/* the piece (t's bits capped at the magic's + 7, whose low 3 bits are n)
- * and the byte indices of its entry, 4 n + {0, 1, 2, 3} in each lane */
-#define GX_F32_INDEX8(t) vminq_u32(GX_NEON_U(t), vdupq_n_u32(GX_LUT_MAGIC_BITS + 7))
-#define GX_F32_TAB8 uint8x16x2_t
-#define GX_F32_TAB8_LOAD(r, tab) \
-    ((r).val[0] = vld1q_u8((const uint8_t *)(tab)), (r).val[1] = vld1q_u8((const uint8_t *)(tab) + 16))
-#define GX_F32_LUT8_PREP(i)                                                 \
-    const uint8x16_t gx_bi_ = vreinterpretq_u8_u32(vmlaq_n_u32(vdupq_n_u32(0x03020100u), \
-        vandq_u32(i, vdupq_n_u32(7)), 0x04040404u))
-#define GX_F32_LUT8(r, i) vreinterpretq_f32_u8(vqtbl2q_u8(r, gx_bi_))
-#define GX_F32_HI16(v) GX_NEON_F(vandq_u32(GX_NEON_U(v), vdupq_n_u32(0xffff0000u)))
-#define GX_F32_SIGNM(x) vcltzq_s32(vreinterpretq_s32_f32(x))  /* the sign bit, -0 too */
-#define GX_F32_SEL(m, a, b) vbslq_f32(m, a, b)
-#define GX_F32_SEL1MH(n, h) vbslq_f32(n, h, vsubq_f32(vdupq_n_f32(1.0f), h))
-#define GX_F32_SELNEG(n, M) vbslq_f32(n, M, vnegq_f32(M))
-#define GX_F32_MASKMUL(m, src, a, b) vbslq_f32(m, vmulq_f32(a, b), src)
+ * X, signalling ones too (fminnm gives a NaN for those) */
+#define GX_NEON_ABSMIN1(x, X) GX_NEON_F(vminq_u32(GX_NEON_U(vabsq_f32(x)), GX_NEON_U(X)))
+#define GX_NEON_LO161(v) GX_NEON_F(vshlq_n_u32(GX_NEON_U(v), 16))
+#define GX_NEON_HI161(v) GX_NEON_F(vandq_u32(GX_NEON_U(v), vdupq_n_u32(0xffff0000u)))
+#define GX_NEON_INDEX81(t) vminq_u32(GX_NEON_U(t), vdupq_n_u32(GX_LUT_MAGIC_BITS + 7))
+#define GX_NEON_SIGNM1(x) vcltzq_s32(vreinterpretq_s32_f32(x))   /* the sign bit, -0 too */
+#define GX_NEON_SEL1MH1(n, h) vbslq_f32(n, h, vsubq_f32(vdupq_n_f32(1.0f), h))
+#define GX_NEON_SELNEG1(n, M) vbslq_f32(n, M, vnegq_f32(M))
 /* g == 0, or !(|g| < inf): inf and NaN */
-#define GX_F32_SPECIAL(g) vornq_u32(vceqzq_f32(g), vcaltq_f32(g, vdupq_n_f32(INFINITY)))
+#define GX_NEON_SPECIAL1(g) vornq_u32(vceqzq_f32(g), vcaltq_f32(g, vdupq_n_f32(INFINITY)))
 /* !(|x| <= X) on the bits of |x| (X > 0; NaN's bits exceed X's) */
-#define GX_F32_BAD(x, X) vcgtq_u32(GX_NEON_U(vabsq_f32(x)), GX_NEON_U(X))
-#define GX_F32_BAD1(x, NX) vmvnq_u32(vcgeq_f32(x, NX))
-/* lane k's mask at bit 16 k of the narrowed 64 bits; the multiplier moves
- * bit 16 k to bit 48 + k (shifts 48, 33, 18, 3); the other twelve products
- * land on distinct bits below 48 or beyond 63, so nothing carries into
- * 48..51 */
-#define GX_NEON_MBITS(m)                                                    \
-    (((vget_lane_u64(vreinterpret_u64_u16(vshrn_n_u32(m, 16)), 0) & 0x0001000100010001u) \
-      * 0x0001000200040008u) >> 48)
-#define GX_F32_MBITS(m) ((uint64_t)GX_NEON_MBITS(m))
-#define GX_F32_MANY(m) (vmaxvq_u32(m) != 0)
+#define GX_NEON_BAD1_(x, X) vcgtq_u32(GX_NEON_U(vabsq_f32(x)), GX_NEON_U(X))
+#define GX_NEON_BAD11(x, NX) vmvnq_u32(vcgeq_f32(x, NX))
+GX_NEON_FN2(v_add, float32x4x2_t, float32x4x2_t, float32x4x2_t, vaddq_f32)
+GX_NEON_FN2(v_sub, float32x4x2_t, float32x4x2_t, float32x4x2_t, vsubq_f32)
+GX_NEON_FN2(v_mul, float32x4x2_t, float32x4x2_t, float32x4x2_t, vmulq_f32)
+GX_NEON_FN3(v_fma, float32x4x2_t, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_FMA1)
+GX_NEON_FN3(v_fms, float32x4x2_t, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_FMS1)
+GX_NEON_FN1(v_neg, float32x4x2_t, float32x4x2_t, vnegq_f32)
+GX_NEON_FN2(v_absmin, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_ABSMIN1)
+GX_NEON_FN1(v_lo16, float32x4x2_t, float32x4x2_t, GX_NEON_LO161)
+GX_NEON_FN1(v_hi16, float32x4x2_t, float32x4x2_t, GX_NEON_HI161)
+GX_NEON_FN1(v_index8, uint32x4x2_t, float32x4x2_t, GX_NEON_INDEX81)
+GX_NEON_FN1(v_signm, uint32x4x2_t, float32x4x2_t, GX_NEON_SIGNM1)
+GX_NEON_FN3(v_sel, float32x4x2_t, uint32x4x2_t, float32x4x2_t, float32x4x2_t, vbslq_f32)
+GX_NEON_FN2(v_sel1mh, float32x4x2_t, uint32x4x2_t, float32x4x2_t, GX_NEON_SEL1MH1)
+GX_NEON_FN2(v_selneg, float32x4x2_t, uint32x4x2_t, float32x4x2_t, GX_NEON_SELNEG1)
+GX_NEON_FN1(v_special, uint32x4x2_t, float32x4x2_t, GX_NEON_SPECIAL1)
+GX_NEON_FN2(v_bad, uint32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_BAD1_)
+GX_NEON_FN2(v_bad1, uint32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_BAD11)
+GX_INLINE float32x4x2_t GX_FN(v_set)(float f)
+{
+    float32x4x2_t r;
+    r.val[0] = r.val[1] = vdupq_n_f32(f);
+    return r;
+}
+#define GX_F32_LOAD(p) vld1q_f32_x2(p)
+/* two stores, not vst1q_f32_x2: st1's two registers must be consecutive,
+ * and GCC 12 met that by a round trip through the stack */
+#define GX_F32_STORE(p, v) (vst1q_f32(p, (v).val[0]), vst1q_f32((p) + 4, (v).val[1]))
+#define GX_F32_SET(f) GX_FN(v_set)(f)
+#define GX_F32_ADD(a, b) GX_FN(v_add)(a, b)
+#define GX_F32_SUB(a, b) GX_FN(v_sub)(a, b)
+#define GX_F32_MUL(a, b) GX_FN(v_mul)(a, b)
+#define GX_F32_FMA(a, b, c) GX_FN(v_fma)(a, b, c)
+#define GX_F32_FMS(a, b, c) GX_FN(v_fms)(a, b, c)
+#define GX_F32_NEG(v) GX_FN(v_neg)(v)
+#define GX_F32_ABSMIN(x, X) GX_FN(v_absmin)(x, X)
+#define GX_F32_LO16(v) GX_FN(v_lo16)(v)
+#define GX_F32_HI16(v) GX_FN(v_hi16)(v)
+#define GX_F32_TABLES8 1
+/* the piece: t's bits capped at the magic's + 7, i = GX_LUT_MAGIC_BITS + n */
+#define GX_F32_INDEX8(t) GX_FN(v_index8)(t)
+/* an 8-entry table is 32 bytes, one tbl's two registers */
+#define GX_F32_TAB8 uint8x16x2_t
+#define GX_F32_TAB8_LOAD(r, tab) ((r) = vld1q_u8_x2((const uint8_t *)(tab)))
+/* the byte indices of lane i's entry, 4 n + {0, 1, 2, 3}, in one
+ * multiply-add: i 0x04040404 + 0x03020100 - GX_LUT_MAGIC_BITS 0x04040404
+ * (mod 2^32; n <= 7, so no byte carries) */
+#define GX_NEON_BIDX1(i) vreinterpretq_u8_u32(vmlaq_n_u32(                  \
+    vdupq_n_u32(0x03020100u - (uint32_t)GX_LUT_MAGIC_BITS * 0x04040404u), i, 0x04040404u))
+GX_NEON_FN1(v_bidx, uint8x16x2_t, uint32x4x2_t, GX_NEON_BIDX1)
+GX_INLINE float32x4x2_t GX_FN(v_lut8)(uint8x16x2_t tab, uint8x16x2_t bi)
+{
+    float32x4x2_t r;
+    r.val[0] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[0]));
+    r.val[1] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[1]));
+    return r;
+}
+#define GX_F32_LUT8_PREP(i) const uint8x16x2_t gx_bi_ = GX_FN(v_bidx)(i)
+#define GX_F32_LUT8(r, i) GX_FN(v_lut8)(r, gx_bi_)
+#define GX_F32_SIGNM(x) GX_FN(v_signm)(x)
+#define GX_F32_SEL(m, a, b) GX_FN(v_sel)(m, a, b)
+#define GX_F32_SEL1MH(n, h) GX_FN(v_sel1mh)(n, h)
+#define GX_F32_SELNEG(n, M) GX_FN(v_selneg)(n, M)
+#define GX_F32_MASKMUL(m, src, a, b) GX_FN(v_sel)(m, GX_FN(v_mul)(a, b), src)
+#define GX_F32_SPECIAL(g) GX_FN(v_special)(g)
+#define GX_F32_BAD(x, X) GX_FN(v_bad)(x, X)
+#define GX_F32_BAD1(x, NX) GX_FN(v_bad1)(x, NX)
+/* No movemask: the 8 lanes' masks narrowed to bytes (uzp1, xtn), read as
+ * 64 bits, one bit of each byte kept: x.  Then one multiply gathers bit
+ * 8 k to bit 56 + k (shift 56 - 7 k: no two partial products meet and
+ * nothing carries into bits 56..63), and another adds the bytes up (each
+ * 0 or 1), the count: the integer pipes do it, the vector pipes are the
+ * loop's bottleneck (a popcount would take four vector instructions). */
+GX_INLINE uint64_t GX_FN(v_mbytes)(uint32x4x2_t m)
+{
+    const uint8x8_t b = vmovn_u16(vuzp1q_u16(vreinterpretq_u16_u32(m.val[0]),
+                                             vreinterpretq_u16_u32(m.val[1])));
+    return vget_lane_u64(vreinterpret_u64_u8(b), 0) & 0x0101010101010101u;
+}
+#define GX_F32_MBITS(m) ((GX_FN(v_mbytes)(m) * 0x0102040810204080u) >> 56)
+#define GX_F32_NBITS(m, b) ((int)((GX_FN(v_mbytes)(m) * 0x0101010101010101u) >> 56))
+#define GX_F32_MANY(m) (vmaxvq_u32(vorrq_u32((m).val[0], (m).val[1])) != 0)
 
 /* 16-bit data in float32 lanes (exact widening; FPCR's rounding, nearest
  * even, for float16; bfloat16 by integer operations) */
 #define GX_VEC16 1
-#define GX_F32_LOAD_H(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)))
-#define GX_F32_LOAD_B(p) GX_NEON_F(vshll_n_u16(vld1_u16(p), 16))
-#define GX_F32_STORE_H(p, v) vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)))
-/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
-static inline void GX_FN(vstore_b)(uint16_t *p, float32x4_t v)
+GX_INLINE float32x4x2_t GX_FN(v_load_h)(const uint16_t *p)
+{
+    const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
+    float32x4x2_t r;
+    r.val[0] = vcvt_f32_f16(vget_low_f16(h));
+    r.val[1] = vcvt_high_f32_f16(h);
+    return r;
+}
+GX_INLINE float32x4x2_t GX_FN(v_load_b)(const uint16_t *p)
+{
+    const uint16x8_t h = vld1q_u16(p);
+    float32x4x2_t r;
+    r.val[0] = GX_NEON_F(vshll_n_u16(vget_low_u16(h), 16));
+    r.val[1] = GX_NEON_F(vshll_high_n_u16(h, 16));
+    return r;
+}
+GX_INLINE void GX_FN(v_store_h)(uint16_t *p, float32x4x2_t v)
+{
+    vst1q_u16(p, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(v.val[0]), v.val[1])));
+}
+/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes, 4 at a time */
+GX_INLINE uint16x4_t GX_FN(v_bf16)(float32x4_t v)
 {
     const uint32x4_t u = GX_NEON_U(v);
     const uint16x4_t hi = vshrn_n_u32(u, 16);
@@ -104,6 +196,10 @@ static inline void GX_FN(vstore_b)(uint16_t *p, float32x4_t v)
                                      vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1)))), 16);
     const uint16x4_t nan = vmovn_u32(vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffff)),
                                                vdupq_n_u32(0x7f800000)));
-    vst1_u16(p, vbsl_u16(nan, vorr_u16(hi, vdup_n_u16(0x40)), r));
+    return vbsl_u16(nan, vorr_u16(hi, vdup_n_u16(0x40)), r);
 }
-#define GX_F32_STORE_B(p, v) GX_FN(vstore_b)(p, v)
+#define GX_F32_LOAD_H(p) GX_FN(v_load_h)(p)
+#define GX_F32_LOAD_B(p) GX_FN(v_load_b)(p)
+#define GX_F32_STORE_H(p, v) GX_FN(v_store_h)(p, v)
+#define GX_F32_STORE_B(p, v) \
+    vst1q_u16(p, vcombine_u16(GX_FN(v_bf16)((v).val[0]), GX_FN(v_bf16)((v).val[1])))
