@@ -18,7 +18,9 @@ instructions on vector or floating-point registers.  The loop's path is
 walked from its head to that branch: a forward branch falls through unless
 its mnemonic is listed in ``--take`` (comma-separated: the common path
 takes it; the scalar twins' ``b.ls`` on aarch64, for instance, jumps over
-the rare rejected-element code), and every branch is dropped.  The branches
+the rare rejected-element code), an inner loop runs ``--inner`` times (the
+float64 twin's Horner loop, which GCC leaves rolled: 14), and every branch
+is dropped.  The branches
 passed and their fate are printed, so the path can be checked against the
 disassembly.  llvm-mca then runs 300 iterations of that path for each CPU
 model; printed per model: cycles per loop iteration and per element
@@ -83,7 +85,7 @@ def disassemble(obj, symbol, objdump, comment):
     return rows
 
 
-def hot_loop(rows, take):
+def hot_loop(rows, take, inner=1):
     """the instructions of the hot loop's path (branches dropped), and the
     branches passed on it with their fate"""
     addrs = [a for a, _, _, _ in rows]
@@ -100,12 +102,26 @@ def hot_loop(rows, take):
     if best is None:
         sys.exit("no loop found")
     _, head, back = best
-    path, fate = [], []
+    path, fate, seen, trips = [], [], set(), {}
     i = addrs.index(head)
-    for _ in range(100000):
+    while True:
         a, mnem, ops, target = rows[i]
         if a == back or (is_branch(mnem) and target == head):
             break
+        if is_branch(mnem) and target is not None and head < target < a and inner > 1:
+            # an inner loop (the float64 twin's Horner loop): its body `inner` times
+            trips[a] = trips.get(a, 0) + 1
+            if trips[a] < inner:
+                seen -= {r[0] for r in rows if target <= r[0] <= a}
+                i = addrs.index(target)
+                continue
+            fate.append(f"{mnem}@{a:x} back {inner} times")
+            i += 1
+            continue
+        if a in seen:
+            sys.exit(f"the path through the loop at {head:x} runs in a circle at {a:x}: "
+                     f"choose --take differently ({', '.join(fate)})")
+        seen.add(a)
         if is_branch(mnem):
             taken = mnem in take or mnem in ("b", "jmp")
             fate.append(f"{mnem}@{a:x} {'taken' if taken else 'not taken'}")
@@ -145,6 +161,8 @@ def main(argv=None):
     p.add_argument("--mcpu", default="znver3,skylake")
     p.add_argument("--lanes", type=int, default=8, help="elements per loop iteration")
     p.add_argument("--take", default="", help="branch mnemonics the common path takes (b.ls,jae)")
+    p.add_argument("--inner", type=int, default=1,
+                   help="trips of an inner loop on the path (the float64 twin's Horner loop: 14)")
     p.add_argument("--mca", help="the llvm-mca binary (default: the newest llvm-mca-NN on PATH)")
     p.add_argument("--print-loop", action="store_true", help="print the loop given to llvm-mca")
     args = p.parse_args(argv)
@@ -161,7 +179,7 @@ def main(argv=None):
             sys.exit(f"{tool or 'llvm-mca'} not found (binutils / Debian package llvm)")
     symbol = resolve(obj, args.symbol, nm)
     take = set(t for t in args.take.split(",") if t)
-    body, fate = hot_loop(disassemble(obj, symbol, objdump, "//" if cross else "#"), take)
+    body, fate = hot_loop(disassemble(obj, symbol, objdump, "//" if cross else "#"), take, args.inner)
     version = subprocess.run([mca_bin, "--version"], capture_output=True, text=True).stdout
     version = re.search(r"LLVM version ([\d.]+)", version)
     print(f"{symbol}: {len(body)} instructions per iteration, {args.lanes} elements "

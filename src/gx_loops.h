@@ -16,8 +16,6 @@
  * F32 (float lanes) or F64 (double lanes); every name below is GX_<L>_<NAME>,
  * the same for both lane types, and means the same for both unless it says.
  *   GX_VEC              defined: this ISA has the vector primitives below
- *   GX_F64_TWIN         defined: it has no F64 lanes; the float64 table loop
- *                       runs the scalar twin (gx_lut64_fwd) element by element
  *   W                   lanes per vector (an integer constant, <= 64; NEON's
  *                       8 are a pair of registers)
  *   V, I, M             the types: vector, index vector, mask.  M is opaque:
@@ -48,8 +46,8 @@
  *   BAD1(x, NX)         !(x >= NX): x < NX or NaN (F32)
  *   MBITS(m)            to bits: a uint64 whose bit k is lane k (bits >= W
  *                       clear).  An ISA without a movemask builds it (NEON:
- *                       narrow the lanes, and with a shift by lane number
- *                       and an add across, or vshrn and a 64-bit read)
+ *                       the lanes narrowed to bytes, read as 64 bits, their
+ *                       bits gathered by one multiply)
  *   NBITS(m, b)         optional: the lanes set in m, given b = MBITS(m)
  *                       (default GX_POPCNT64(b); NEON has no scalar popcount)
  *   MANY(m)             any lane set (F32)
@@ -151,10 +149,8 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;       \
     return nb_;                                                             \
 }
-#endif
-#if !defined(GX_VEC) || defined(GX_F64_TWIN)
-/* the baseline (and GX_F64_TWIN's float64): the scalar twin EXPR and its
- * coverage test OK per element */
+#else
+/* the baseline: the scalar twin EXPR and its coverage test OK per element */
 #define GX_TABLE_TWIN(fname, TS, TT, EXPR, OK)                              \
 static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
                                     TS *o, int n, uint64_t *bad)            \
@@ -331,12 +327,11 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 
 /* --------------------------------------- float64 lanes (gx_lut64.h) -- */
 /* GX_FN(lut64_fwd): gx_lut64_fwd's operations in double lanes, rejecting
- * !gx_lut64_ok (NaN, |x| > T->x); without F64 lanes (GX_F64_TWIN, or no
- * GX_VEC) the scalar twin. */
+ * !gx_lut64_ok (NaN, |x| > T->x). */
 #ifndef GX_F64_TABLE_T
 #define GX_F64_TABLE_T gx_lut64
 #endif
-#if defined(GX_VEC) && !defined(GX_F64_TWIN)
+#ifdef GX_VEC
 #ifndef GX_F64_TABLE_DECL
 #define GX_F64_TABLE_DECL(T)                                                \
     const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \

@@ -32,8 +32,6 @@ FORMULAS = {
 # the vector paths of src/gx_isas.h and the registers objdump shows for them
 REGISTER = {name: vreg for name, (_, _, vreg) in _ufuncs._isa_table().items() if vreg}
 BASELINE = _ufuncs.ISA_NAMES[0]
-# kernels a path leaves to the scalar twin on purpose
-SCALAR = {("lut64_fwd", "neon"): "float64 tables stay scalar on NEON (src/simd/neon.h says why)"}
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +66,6 @@ def counts():
 def test_kernel_is_vectorised(counts, kernel, isa):
     if isa not in REGISTER:
         pytest.skip(f"{isa} path not compiled")
-    if (kernel, isa) in SCALAR:
-        pytest.skip(SCALAR[(kernel, isa)])
     assert (kernel, isa) in counts, f"gx_k_{kernel}_{isa} not found in {_ufuncs.__file__}"
     n = counts[(kernel, isa, REGISTER[isa])]
     assert n >= FORMULAS[kernel], (

@@ -79,7 +79,6 @@
 #undef GX_F64_TABLE_DECL
 #undef GX_F64_TABLE_T
 #undef GX_F64_TAB_LOAD
-#undef GX_F64_TWIN
 #undef GX_F64_V
 #undef GX_F64_W
 #undef GX_HAVE_GATHER16
@@ -110,3 +109,4 @@
 #undef GX_NEON_BAD1_
 #undef GX_NEON_BAD11
 #undef GX_NEON_BIDX1
+#undef GX_NEON_OUT64

@@ -17,11 +17,7 @@
  *   64 bits into a general register and gathers bit 16 k to bit k with one
  *   multiply (no two partial products meet: listed at GX_NEON_MBITS);
  *   the integer pipes do it, the vector pipes are the loop's bottleneck.
- * - float64 keeps the scalar twin (GX_F64_TWIN): a 16-entry double table is
- *   128 bytes, and the 19 tables of gx_lut64.h do not fit in registers, so
- *   each fetch for 2 lanes would be two loads and a lane insert; under the
- *   llvm-mca model that is no faster than the scalar twin (bench/README.md,
- *   "aarch64 (NEON): modelled speed").
+ * - float64: 2 lanes, each table entry fetched by two scalar loads (below).
  * - The sign of zero: a negated fma may be rewritten as one instruction
  *   whose exact zero has the other sign (gx_math.h); FMS below is
  *   fma(a, b, -c), the IEEE a b - c, +-0 included, and NEON's only fused
@@ -34,7 +30,6 @@
 #include <arm_neon.h>
 
 #define GX_VEC 1
-#define GX_F64_TWIN 1           /* float64: the scalar twin (above) */
 
 /* ----------------------------------------------------- float32 lanes -- */
 /* 8 lanes: a vector is a pair of q registers, every primitive one NEON
@@ -203,3 +198,35 @@ GX_INLINE uint16x4_t GX_FN(v_bf16)(float32x4_t v)
 #define GX_F32_STORE_H(p, v) GX_FN(v_store_h)(p, v)
 #define GX_F32_STORE_B(p, v) \
     vst1q_u16(p, vcombine_u16(GX_FN(v_bf16)((v).val[0]), GX_FN(v_bf16)((v).val[1])))
+
+/* ----------------------------------------------------- float64 lanes -- */
+/* 2 double lanes.  A 16-entry double table is 128 bytes: a tbl would need
+ * 8 registers per table, and the 19 tables of gx_lut64.h hold 152, so each
+ * entry is fetched by two scalar loads at the lanes' indices and joined
+ * (ins).  Still half the scalar twin's model cycles on Neoverse N1, whose
+ * Horner chain GCC leaves as a rolled inner loop (bench/README.md). */
+#define GX_F64_W 2
+#define GX_F64_V float64x2_t
+#define GX_F64_M uint64x2_t
+#define GX_F64_I uint64x2_t
+#define GX_F64_LOAD(p) vld1q_f64(p)
+#define GX_F64_STORE(p, v) vst1q_f64(p, v)
+#define GX_F64_SET(f) vdupq_n_f64(f)
+#define GX_F64_SUB(a, b) vsubq_f64(a, b)
+#define GX_F64_FMA(a, b, c) vfmaq_f64(c, a, b)
+#define GX_F64_FMS(a, b, c) vfmaq_f64(vnegq_f64(c), a, b)
+/* |x| > X on the bits (NaN's exceed X's): ABSMIN's select and BAD */
+#define GX_NEON_OUT64(x, X) vcgtq_u64(vreinterpretq_u64_f64(vabsq_f64(x)), vreinterpretq_u64_f64(X))
+#define GX_F64_ABSMIN(x, X) vbslq_f64(GX_NEON_OUT64(x, X), X, vabsq_f64(x))
+/* trunc(t) capped at 15: t >= t0 > 0 and finite (a <= X), so the cap may
+ * come first */
+#define GX_F64_INDEX(t) vcvtq_u64_f64(vminnmq_f64(t, vdupq_n_f64(15.0)))
+#define GX_F64_TAB struct { const double *p; }
+#define GX_F64_TAB_LOAD(r, tab) ((r).p = (tab))
+#define GX_F64_LUT_PREP(i) const uint64_t gx_i0_ = vgetq_lane_u64(i, 0), gx_i1_ = vgetq_lane_u64(i, 1)
+#define GX_F64_LUT(r, i) vcombine_f64(vld1_f64((r).p + gx_i0_), vld1_f64((r).p + gx_i1_))
+#define GX_F64_SIGNM(x) vcltzq_s64(vreinterpretq_s64_f64(x))
+#define GX_F64_SEL1MH(n, h) vbslq_f64(n, h, vsubq_f64(vdupq_n_f64(1.0), h))
+#define GX_F64_BAD(x, X) GX_NEON_OUT64(x, X)
+#define GX_F64_MBITS(m) ((vgetq_lane_u64(m, 0) & 1u) | (vgetq_lane_u64(m, 1) & 2u))
+#define GX_F64_NBITS(m, b) ((int)(((b) & 1u) + ((b) >> 1)))
