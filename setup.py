@@ -9,9 +9,9 @@ Flags and why:
 - -fno-math-errno / -fno-trapping-math: no errno writes and no FP traps are
   assumed; neither changes a single result, both let loops vectorise.
 - ISA variants (baseline, AVX2+FMA, AVX-512) are compiled from the same source
-  inside src/gx_kernels.c and chosen at run time on x86-64; other targets
-  (aarch64: Linux, macOS) build the baseline only, and no flag here names an
-  instruction set (build_flags).  Set GELU_EXT_MARCH_NATIVE=1 to add
+  inside src/gx_kernels.c and chosen at run time on x86-64; aarch64 (Linux,
+  macOS) builds the baseline and NEON, which every aarch64 CPU has; no flag
+  here names an instruction set (build_flags).  Set GELU_EXT_MARCH_NATIVE=1 to add
   -march=native (-mcpu=native on aarch64) for a build that only runs on this
   CPU.
 - Threads come from our own pthreads pool (src/gx_pool.c: survives fork,
@@ -34,7 +34,7 @@ def build_flags(plat=None, machine=None, env=None):
     "arm64"); both default to this machine's, env to os.environ.  No flag
     names an x86 instruction set: the AVX2 and AVX-512 paths are compiled by
     target pragmas inside src/gx_kernels.c, so an aarch64 build (Linux or
-    macOS) gets the portable flags only.  bench/aarch64.sh cross-compiles the
+    macOS) gets the portable flags only (its NEON path needs none).  bench/aarch64.sh cross-compiles the
     kernels with what this returns for ("linux", "aarch64") and ("darwin",
     "arm64")."""
     plat = sys.platform if plat is None else plat

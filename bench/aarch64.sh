@@ -8,17 +8,21 @@
 #                                  # without the AMD loop choices (~1 min on 2 cores)
 #   bench/aarch64.sh --quick       # 2^16 inputs (every float16/bfloat16 pattern): CI's step
 #   bench/aarch64.sh --exhaustive  # also float32 exact GELU on all 2^32 inputs under
-#                                  # qemu, hashed per 2^24 (about half an hour on 2 cores)
+#                                  # qemu, each aarch64 path against the x86 path of
+#                                  # its scheme, hashed per 2^24 (bench/results/aarch64.txt
+#                                  # has the times); --exhaustive=neon: that path only
 #   bench/aarch64.sh --install     # first apt-get install the toolchain if it is missing
 #
 # Steps: (1) print setup.py's flags for linux/aarch64 and darwin/arm64 and
 # fail if any names an instruction set (-m...); (2) cross-compile the two
 # kernel sources with them, as setuptools would (-fPIC, the defines), and
-# fail on any warning; (3) count the NEON instructions in the float32 table
-# loops (information for the NEON path, issue 24 item 2); (4) build the
-# harness natively and for aarch64, run it on each x86 path (bits_harness
-# isas) and under qemu-aarch64, and compare: one line per op x dtype, one
-# column per build against the x86 baseline path.
+# fail on any warning; (3) count fmla and tbl in the NEON path's float32
+# table loops and fail if either is 0 (the loops went scalar); (4) build the
+# harness natively and for aarch64, run it on every path of src/gx_isas.h
+# (bits_harness isas) natively and under qemu-aarch64, and compare, one
+# table per float32 table scheme (32 pieces: x86 baseline, avx512, aarch64
+# baseline; 8 pieces: x86 avx2, aarch64 neon): one line per op x dtype, one
+# column per path against the scheme's first x86 path.
 # Needs Debian's gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and
 # qemu-user-static (qemu-aarch64 also does), a host gcc and python3 (only to
 # read setup.py's flags: no package is imported).

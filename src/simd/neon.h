@@ -1,28 +1,35 @@
 /*
  * simd/neon.h -- the primitives of the NEON path (aarch64's Advanced SIMD
- * and FMA, which every aarch64 CPU has): 4 float lanes; a mask is a vector
- * whose lanes are all ones or all zeros (what the compares give and bsl
- * reads).  What each name means is the contract at the top of gx_loops.h;
- * every one is one IEEE operation, an exact table fetch or an exact select.
+ * and FMA, which every aarch64 CPU has): 8 float lanes (a pair of q
+ * registers) or 2 double lanes; a mask is a vector whose lanes are all ones
+ * or all zeros (what the compares give and bsl reads).  What each name means
+ * is the contract at the top of gx_loops.h; every one is one IEEE operation,
+ * an exact table fetch or an exact select.
  *
  * Design:
  * - The float32 table loops use the 8-piece tables of gx_lut8.h, the AVX2
  *   path's, so aarch64 gives the AVX2 path's bits: an 8-entry table is 32
  *   bytes, two q registers, and one tbl (vqtbl2q_u8) fetches a coefficient
- *   for 4 lanes from byte indices 4 i + {0, 1, 2, 3}, made once per vector
- *   (LUT8_PREP).  The 32-piece tables would take a 4-register tbl and a tbx
- *   per coefficient (128 bytes) and 8 registers per table: more than the 32
- *   vector registers hold for the 7 tables.
- * - No movemask: MBITS narrows the mask to 16-bit lanes (vshrn), reads the
- *   64 bits into a general register and gathers bit 16 k to bit k with one
- *   multiply (no two partial products meet: listed at GX_NEON_MBITS);
- *   the integer pipes do it, the vector pipes are the loop's bottleneck.
+ *   for 4 lanes from byte indices 4 n + {0, 1, 2, 3}, made once per vector
+ *   (LUT8_PREP).  A 32-entry table would take a 4-register tbl and a tbx
+ *   per coefficient, and 8 registers per table.
+ * - 8 lanes, not 4: with one register per vector the loop was bound by
+ *   its fixed cost per vector (constants rematerialised, the mask's bits,
+ *   the count, the copies that fmla's overwritten addend needs: the 10
+ *   two-register tables and the constants exceed the 32 registers) and by
+ *   the Horner chain's latency; the pair pays them once per 8 elements and
+ *   runs two chains (llvm-mca, Neoverse N1: 10.3 -> 7.1 cycles per element,
+ *   exact GELU).  4 registers (16 lanes) spill: 8.5 on N1.
+ * - No movemask: MBITS narrows the 8 masks to bytes (uzp1, xtn), reads the
+ *   64 bits into a general register and gathers the bits with one multiply;
+ *   NBITS counts them with another.  The integer pipes do it: the vector
+ *   pipes are the loop's bottleneck (a popcount would take four of theirs).
  * - float64: 2 lanes, each table entry fetched by two scalar loads (below).
  * - The sign of zero: a negated fma may be rewritten as one instruction
  *   whose exact zero has the other sign (gx_math.h); FMS below is
  *   fma(a, b, -c), the IEEE a b - c, +-0 included, and NEON's only fused
- *   forms (fmla, fmls) keep it so (tests/test_signed_zeros.py, the qemu
- *   comparison of bench/aarch64.sh).
+ *   forms (fmla, fmls) keep it so (tests/test_signed_zeros.py, and the qemu
+ *   comparison of bench/aarch64.sh, whose inputs include +-0).
  * - The rounding of the 16-bit conversions is FPCR's, round to nearest even
  *   unless a caller changed it (as the x86 paths follow MXCSR's for
  *   arithmetic; gx_kernels.c never changes either).
@@ -33,12 +40,7 @@
 
 /* ----------------------------------------------------- float32 lanes -- */
 /* 8 lanes: a vector is a pair of q registers, every primitive one NEON
- * instruction per half.  With 4 lanes the loop was bound by its fixed cost
- * per vector (the constants, the mask's bits, the count, the copies that
- * fmla's overwritten addend needs, the table registers reloaded from the
- * stack: the 7 tables and the constants exceed the 32 registers) and by
- * the Horner chain's latency; the pair pays each once per 8 elements and
- * runs two chains (bench/README.md, "aarch64 (NEON): modelled speed"). */
+ * instruction per register (Design, above) */
 #define GX_F32_W 8
 #define GX_F32_V float32x4x2_t
 #define GX_F32_I uint32x4x2_t
