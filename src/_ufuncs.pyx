@@ -280,8 +280,9 @@ ISA_NAMES = tuple(gx_isa_name(i).decode() for i in range(gx_nisa()))
 
 
 def _isa_table():
-    """name -> (level, GCC target flags, objdump register prefix of its
-    vectors) for every row of src/gx_isas.h this build has."""
+    """name -> (level, GCC target flags, a regular expression for its vector
+    registers in objdump's output) for every row of src/gx_isas.h this build
+    has."""
     return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
             for i in range(gx_nisa())}
 

@@ -9,7 +9,7 @@
 #if (0 GX_ISA_ROW(GX_ISA_COL_ONE))
 #define GX_ISA GX_ISA_ROW(GX_ISA_COL_NAME)
 #define GX_ISA_LEVEL GX_ISA_ROW(GX_ISA_COL_LEVEL)
-#if GX_ISA_LEVEL > 0
+#if GX_ISA_LEVEL > 0 && !defined(GX_ISA_NO_TARGET_PRAGMA)
 #pragma GCC push_options
 GX_PRAGMA(GCC target(GX_ISA_ROW(GX_ISA_COL_TARGET)))
 #endif
@@ -19,7 +19,7 @@ GX_PRAGMA(GCC target(GX_ISA_ROW(GX_ISA_COL_TARGET)))
 #include "gx_k_split.h"         /* the split driver */
 #include "gx_k_instances.h"     /* each op's float32 and float64 kernels */
 #include "gx_k_16bit.h"         /* each op's float16 and bfloat16 kernels */
-#if GX_ISA_LEVEL > 0
+#if GX_ISA_LEVEL > 0 && !defined(GX_ISA_NO_TARGET_PRAGMA)
 #pragma GCC pop_options
 #endif
 

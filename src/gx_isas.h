@@ -13,9 +13,11 @@
  *   LEVEL   0 for the scalar baseline, then 1, 2, ... in order of preference
  *   CPU     int CPU(void): 1 if this CPU (and OS) runs the path
  *   TARGET  the GCC target string its kernels are compiled with ("" for the
- *           baseline, which takes the build's own flags)
+ *           baseline, which takes the build's own flags, and for a block
+ *           that defines GX_ISA_NO_TARGET_PRAGMA: aarch64)
  *   HEADER  its primitives header (src/simd/, the contract in gx_loops.h)
- *   VREG    the register prefix objdump shows for its vectors ("" baseline)
+ *   VREG    a regular expression for its vector registers in objdump's
+ *           output ("" baseline): %ymm, %zmm, v0.4s
  *
  * The architecture guard: a row exists only inside its architecture's
  * #if block below, as GX_ISA_ROW<k> (k = 1, 2, ...: the row's slot; the
@@ -63,6 +65,18 @@ static inline int gx_cpu_avx512(void)
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("fma") && gx_cpu_f16c();
 }
+
+/* ------------------------------------------------------------ aarch64 -- */
+/* NEON (Advanced SIMD) and FMA are part of every aarch64 CPU: the row's
+ * check says yes and its kernels need no target pragma (the build's own
+ * flags, which name no CPU: setup.py).  It is a row of its own, above the
+ * baseline, so that GELU_EXT_ISA=baseline still runs the scalar twins (the
+ * x86 baseline's bits) for comparison. */
+#elif defined(__aarch64__) && defined(__GNUC__)
+#define GX_ARCH_AARCH64 1
+#define GX_ISA_NO_TARGET_PRAGMA 1
+#define GX_ISA_ROW1(X) X(GX_ISA_NEON, neon, 1, gx_cpu_neon, "", "simd/neon.h", "\\bv[0-9]+\\.")
+static inline int gx_cpu_neon(void) { return 1; }
 #endif
 
 /* Rows a block above does not define are empty. */

@@ -21,8 +21,9 @@
  * - Every path performs the IEEE operations of a scalar twin (the build
  *   turns off FP contraction), so it gives that twin's bits: the float32
  *   table loops of the baseline and AVX-512 paths those of gx_lut.h (32
- *   pieces), of the AVX2 path those of gx_lut8.h (8 pieces, one vpermps per
- *   coefficient); everything else is the same on every path.  The tests
+ *   pieces), of the AVX2 and NEON paths those of gx_lut8.h (8 pieces, one
+ *   vpermps or tbl per coefficient); everything else is the same on every
+ *   path.  The tests
  *   check each path against its twin (gx_twin8 for the 8-piece one) and the
  *   reference (GELU_EXT_ISA / gelu_ext._set_isa).
  * - Threads take fixed-size chunks of the array (whole rows for the fused-bias

@@ -16,7 +16,8 @@
  * F32 (float lanes) or F64 (double lanes); every name below is GX_<L>_<NAME>,
  * the same for both lane types, and means the same for both unless it says.
  *   GX_VEC              defined: this ISA has the vector primitives below
- *   W                   lanes per vector (an integer constant, <= 64)
+ *   W                   lanes per vector (an integer constant, <= 64; NEON's
+ *                       8 are a pair of registers)
  *   V, I, M             the types: vector, index vector, mask.  M is opaque:
  *                       the loops only pass it to the operations below
  *   LOAD(p), STORE(p,v) W unaligned elements
@@ -45,8 +46,10 @@
  *   BAD1(x, NX)         !(x >= NX): x < NX or NaN (F32)
  *   MBITS(m)            to bits: a uint64 whose bit k is lane k (bits >= W
  *                       clear).  An ISA without a movemask builds it (NEON:
- *                       narrow the lanes, and with a shift by lane number
- *                       and an add across, or vshrn and a 64-bit read)
+ *                       the lanes narrowed to bytes, read as 64 bits, their
+ *                       bits gathered by one multiply)
+ *   NBITS(m, b)         optional: the lanes set in m, given b = MBITS(m)
+ *                       (default GX_POPCNT64(b); NEON has no scalar popcount)
  *   MANY(m)             any lane set (F32)
  *   16-bit data in F32 lanes, where the header defines GX_VEC16:
  *   LOAD_H(p), LOAD_B(p)    W float16 / bfloat16 values widened (exact)
@@ -98,6 +101,12 @@
  * ST: how TS reaches the lanes and back; DECL(T): the table's constants;
  * BODY(xv, gv, res, bm, ...): one vector's results and rejected lanes. */
 #ifdef GX_VEC
+#ifndef GX_F32_NBITS
+#define GX_F32_NBITS(m, b) GX_POPCNT64(b)
+#endif
+#ifndef GX_F64_NBITS
+#define GX_F64_NBITS(m, b) GX_POPCNT64(b)
+#endif
 #define GX_TABLE_LOOP(fname, L, TS, TT, NG, LD, ST, ATTR, DECL, BODY, ...)  \
 static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, \
                                          TS *o, int n, uint64_t *bad)        \
@@ -129,7 +138,7 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
         BODY(xv, gv, r, bm, __VA_ARGS__);                                   \
         const uint64_t b = GX_##L##_MBITS(bm);                              \
         bad[j / 64] |= b << (j % 64);                                       \
-        nb_ += GX_POPCNT64(b);  /* padded lanes (0) are never flagged */    \
+        nb_ += GX_##L##_NBITS(bm, b);  /* padded lanes (0) are never flagged */ \
         if (full) {                                                         \
             ST(o + j, r);                                                   \
         } else {                                                            \

@@ -78,7 +78,8 @@
  * GX_F32_TABLE_BODY's S).
  * IEEE SPECIAL CASES: the array kernels send NaN, +-inf and |x| > T->x to
  * the general double formulas of gx_math.h (GX_SPLIT).  x = +-0 gives +-0
- * (forward) and g/2 (derivative).  Tiny x: M = -x^2/sqrt(2 pi) underflows and
+ * (forward: M = +0 in the vector loops, copysignf in the scalar twin, see
+ * gx_lut_fwd) and g/2 (derivative).  Tiny x: M = -x^2/sqrt(2 pi) underflows and
  * the fma rounds x/2 once, so a subnormal x/2 that is a tie (which only the
  * x^2 term would break) may round to even: 0.5 ULP + x^2/sqrt(2 pi), still
  * within the bound (the general formula of gx_math.h breaks such ties).
@@ -171,7 +172,16 @@ GX_INLINE float gx_lut_poly(const gx_lut *T, int i, float d)
     return fmaf(p, d, T->m[0][i]);
 }
 
-/* the scalar twins: gelu(x), and gelu'(x) g */
+/* the scalar twins: gelu(x), and gelu'(x) g.
+ * gelu(x) = x times a positive factor, so its sign is x's: copysignf says so
+ * (one bit-select instruction, no branch).  It decides x = +-0, where the
+ * vector loops' x B - M (one fused multiply-subtract) gives +-0 from M = +0
+ * but C's fmaf(x, B, -M) is at the compiler's mercy: -M = -fmaf(p, d, m_0)
+ * becomes one fnmadd, -(p d) - m_0, whose exact zero is +0 where
+ * -(p d + m_0) is -0 (GCC wherever the CPU has FMA: aarch64, x86 with
+ * -march=native; LLVM on aarch64), and gelu_erf and silu gave +0 for -0.
+ * Elsewhere it changes nothing: for every float32 x != 0 that each forward
+ * table covers (all 2^32 checked), fmaf(x, B, -M) already has x's sign. */
 GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)
 {
     float a = gx_lut_clamp(T, fabsf(x));
@@ -179,7 +189,7 @@ GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)
     float M = gx_lut_poly(T, i, a - gx_lut_lo16(T->m5c[i]));
     const float h = gx_lut_lo16(T->m6h[i]);
     float B = signbit(x) ? h : 1.0f - h;
-    return fmaf(x, B, -M);
+    return copysignf(fmaf(x, B, -M), x);
 }
 
 GX_INLINE float gx_lut_grad(const gx_lut *T, float x, float g)

@@ -1,12 +1,13 @@
 /*
- * gx_lut8.h -- the 8-piece float32-lane formulas of the AVX2 path: exact and
- * tanh GELU, SiLU, quick GELU and their derivatives, from the tables of
- * src/gx_lut8_tables.h (bench/fit_lut8.py).  The scalar twins below define
- * the bits of every path that uses these tables; the vector loops perform
- * the very same IEEE operations (8 float lanes on AVX2, each coefficient
- * fetched by one vpermps).  The 32-piece tables of gx_lut.h serve the
- * baseline and AVX-512 paths: the two schemes give different last bits,
- * both within the bounds (bench/results/ulp_exhaustive.txt has each path).
+ * gx_lut8.h -- the 8-piece float32-lane formulas of the AVX2 and NEON
+ * paths: exact and tanh GELU, SiLU, quick GELU and their derivatives, from
+ * the tables of src/gx_lut8_tables.h (bench/fit_lut8.py).  The scalar twins
+ * below define the bits of every path that uses these tables; the vector
+ * loops perform the very same IEEE operations (8 float lanes, each
+ * coefficient fetched by one vpermps on AVX2, by one tbl per 4 lanes on
+ * NEON).  The 32-piece tables of gx_lut.h serve the baseline and AVX-512
+ * paths: the two schemes give different last bits, both within the bounds
+ * (bench/results/ulp_exhaustive.txt has each path).
  *
  * Why a second scheme: a 32-entry table costs AVX2 four vpermps and three
  * blends per coefficient (AVX-512: one vpermt2ps), so the 32-piece loop

@@ -12,7 +12,11 @@
  *   path computes the same correctly rounded operations and gives the same
  *   bits; fma() is written out where the error analysis needs it.  Without
  *   FMA hardware fma() is a (correct, slow) libm call and the baseline loop
- *   stays scalar.
+ *   stays scalar.  Contraction off does not stop one rewrite: a negated
+ *   result, -fma(a, b, c), may become one fnmadd, -(a b) - c (GCC on any
+ *   FMA target, LLVM on aarch64), equal but for an exact zero, +0 where the
+ *   negation gives -0; so no result's sign of zero may hang on one (the
+ *   formulas here set +-0 explicitly; the table twins, gx_lut_fwd).
  * - float32 (and float16) results outside the tables of gx_lut.h are
  *   evaluated in double with cheaper polynomials (relative error < 2^-29
  *   before the single final rounding, so <= 0.5 + 1/16 ULP); float64 results

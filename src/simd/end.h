@@ -26,6 +26,7 @@
 #undef GX_F32_MANY
 #undef GX_F32_MASKMUL
 #undef GX_F32_MBITS
+#undef GX_F32_NBITS
 #undef GX_F32_MUL
 #undef GX_F32_NEG
 #undef GX_F32_SEL
@@ -67,6 +68,7 @@
 #undef GX_F64_LUT_PREP
 #undef GX_F64_M
 #undef GX_F64_MBITS
+#undef GX_F64_NBITS
 #undef GX_F64_SEL1MH
 #undef GX_F64_SET
 #undef GX_F64_SIGNM
@@ -88,3 +90,23 @@
 #undef GX_VEC
 #undef GX_VEC16
 #undef GX_ISA_FILL
+/* the NEON header's own helpers */
+#undef GX_NEON_FN1
+#undef GX_NEON_FN2
+#undef GX_NEON_FN3
+#undef GX_NEON_U
+#undef GX_NEON_F
+#undef GX_NEON_FMA1
+#undef GX_NEON_FMS1
+#undef GX_NEON_ABSMIN1
+#undef GX_NEON_LO161
+#undef GX_NEON_HI161
+#undef GX_NEON_INDEX81
+#undef GX_NEON_SIGNM1
+#undef GX_NEON_SEL1MH1
+#undef GX_NEON_SELNEG1
+#undef GX_NEON_SPECIAL1
+#undef GX_NEON_BAD1_
+#undef GX_NEON_BAD11
+#undef GX_NEON_BIDX1
+#undef GX_NEON_OUT64
