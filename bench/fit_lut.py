@@ -38,9 +38,10 @@ coefficients:
   which the derivative's bound is stated.
 Coefficients are rounded to float32 from the highest degree down, refitting the
 lower ones after each rounding (weighted least squares at Chebyshev nodes,
-solved exactly in integers: lstsq_last; no BLAS, no libm, so the header has
-the same bits on every machine), so the rounding errors are absorbed; the printed comments give the worst fit
-error of each table measured at 2001 points per piece.  PACKING (src/gx_lut.h):
+solved exactly in integers: lstsq_last; no BLAS and no libm, so the header
+has the same bits on every machine), so the rounding errors are absorbed; the
+printed comments give the worst fit error of each table measured at 2001
+points per piece.  PACKING (src/gx_lut.h):
 m_5 and m_6 are stored with c_i's and H_i's bfloat16 bits as their low 16 bits,
 so only their top 16 bits are free (``with_low16``); the kernels take c_i and
 H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0
