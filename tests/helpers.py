@@ -117,10 +117,11 @@ def assert_close_to_reference(spec, got, args):
 # ------------------------------------------------------ child processes --
 
 # First line of a child Python that checks process-wide behaviour (the thread
-# count's default, fork, GELU_EXT_ISA) on float32/float64 only: importing
-# ml_dtypes costs ~0.45 s of CPU per process, four times the rest of `import
-# gelu_ext`, and its bfloat16 loops have no part in what these children check
-# (test_bfloat16.py checks an import without it on purpose).
+# count's default, fork, GELU_EXT_ISA, what an import or a job needs) on
+# float32/float64 only: importing ml_dtypes costs ~0.45 s of CPU per process,
+# four times the rest of `import gelu_ext`, and its bfloat16 loops have no
+# part in what these children check (test_bfloat16.py checks an import
+# without it on purpose).
 WITHOUT_ML_DTYPES = "import sys; sys.modules['ml_dtypes'] = None   # no bfloat16 loops: faster import\n"
 
 
