@@ -8,7 +8,7 @@ Usage::
 
     python bench/fit_lut.py gx_lut_silu   # only the named tables (to look at)
 
-Needs numpy and mpmath; runs in about a minute.
+Needs numpy and mpmath; runs in about half a minute.
 
 What is tabulated (see src/gx_lut.h for how the kernels use it).  With
 a = |x| <= X (each table carries X, K, K2), the piece is
@@ -37,9 +37,11 @@ coefficients:
       M_i(d) = G(a) - H_i,  fitted against max(q(a), a |q'(a)|), the scale in
   which the derivative's bound is stated.
 Coefficients are rounded to float32 from the highest degree down, refitting the
-lower ones after each rounding (weighted least squares at Chebyshev nodes),
-so the rounding errors are absorbed; the printed comments give the worst fit
-error of each table measured at 2001 points per piece.  PACKING (src/gx_lut.h):
+lower ones after each rounding (weighted least squares at Chebyshev nodes,
+solved exactly in integers: lstsq_last; no BLAS and no libm, so the header
+has the same bits on every machine), so the rounding errors are absorbed; the
+printed comments give the worst fit error of each table measured at 2001
+points per piece.  PACKING (src/gx_lut.h):
 m_5 and m_6 are stored with c_i's and H_i's bfloat16 bits as their low 16 bits,
 so only their top 16 bits are free (``with_low16``); the kernels take c_i and
 H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0
@@ -196,24 +198,78 @@ def with_low16(v, low):
     return min((w for w in cands if np.isfinite(w)), key=lambda w: abs(w - v))
 
 
+def cos_rn(x):
+    """cos(x) correctly rounded (NumPy's cos is a vendor or SIMD routine that
+    may differ in the last bit from one CPU or libm to another)."""
+    return float(mp.cos(mp.mpf(x)))
+
+
+def pow_rn(v, j):
+    """v**j correctly rounded: the exact power of the double v, rounded once
+    (int / int is correctly rounded).  np.power and libm pow are not: NumPy's
+    AVX-512 pow differs from glibc's in the last bit for ~3% of arguments."""
+    n, den = v.as_integer_ratio()
+    return n ** j / den ** j
+
+
+def lstsq_last(A, b):
+    """The last component of the least-squares solution of A x ~ b (A, b
+    lists of doubles, A of full column rank), exact, then rounded once to
+    double.
+
+    Why exact: np.linalg.lstsq's answer depends on the BLAS/LAPACK build
+    (blocking, SIMD, threads) in its last bits, and a last bit of the double
+    can move the float32 coefficient, so the header depended on the machine.
+    The doubles are integers times one power of two, so the normal equations
+    A^T A x = A^T b are integer equations, solved exactly by fraction-free
+    (Bareiss) elimination: A^T A is positive definite, so no pivoting, and
+    x_n is the quotient of the last row's two entries (Cramer).  Same bits on
+    every machine, and the same tables as the LAPACK solve that made the
+    committed header; with OpenBLAS forced to another kernel set
+    (OPENBLAS_CORETYPE=Prescott) and NumPy's AVX-512 loops off, that solve
+    moved one coefficient (piece 0 of a forward table), this one none."""
+    den = max(x.as_integer_ratio()[1] for x in [*b, *(x for row in A for x in row)])   # powers of 2
+    Ai = [[x.as_integer_ratio()[0] * (den // x.as_integer_ratio()[1]) for x in row] for row in A]
+    bi = [x.as_integer_ratio()[0] * (den // x.as_integer_ratio()[1]) for x in b]
+    n = len(A[0])
+    M = [[sum(r[i] * r[j] for r in Ai) for j in range(n)] + [sum(r[i] * bk for r, bk in zip(Ai, bi))]
+         for i in range(n)]
+    prev = 1
+    for k in range(n - 1):
+        for i in range(k + 1, n):
+            for j in range(k + 1, n + 1):
+                M[i][j] = (M[i][j] * M[k][k] - M[i][k] * M[k][j]) // prev    # exact (Bareiss)
+        prev = M[k][k]
+    return M[n - 1][n] / M[n - 1][n - 1]
+
+
 def fit(target, weight, c, lo, hi, zero_at_0, deg=DEG, low16=(None, None)):
     """float32 coefficients m_0..m_DEG of M(d) ~ target(a), d = a - c.
 
     low16 = (bits5, bits6): m_5 and m_6 are stored with these low 16 bits
-    (with_low16), rounded so before the lower ones are refitted."""
-    nodes = [(lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (k + 0.5) / 300) for k in range(300)]
-    d = np.array([a - c for a in nodes])
-    f = np.array([float(target(mp.mpf(a))) for a in nodes])
-    w = np.array([float(1 / weight(mp.mpf(a))) if a > 0 else 0.0 for a in nodes])
-    m = np.zeros(DEG + 1)
+    (with_low16), rounded so before the lower ones are refitted.  Only
+    correctly rounded operations (IEEE +, -, *, /, cos_rn, pow_rn, mpmath)
+    and the exact solve (lstsq_last): the same bits whatever the CPU, libm or
+    BLAS."""
+    nodes = [(lo + hi) / 2 + (hi - lo) / 2 * cos_rn(np.pi * (k + 0.5) / 300) for k in range(300)]
+    d = [a - c for a in nodes]
+    P = [[pow_rn(v, j) for v in d] for j in range(DEG + 1)]       # P[j][k] = d_k ** j
+    f = [float(target(mp.mpf(a))) for a in nodes]
+    w = [float(1 / weight(mp.mpf(a))) if a > 0 else 0.0 for a in nodes]
+    m = [0.0] * (DEG + 1)
     first = 1 if zero_at_0 else 0
     for top in range(deg, first - 1, -1):
-        resid = f - sum(m[j] * d ** j for j in range(top + 1, DEG + 1))
-        V = np.stack([d ** j for j in range(first, top + 1)], 1)
-        sol = np.linalg.lstsq(V * w[:, None], resid * w, rcond=None)[0]
+        resid = []
+        for k in range(len(nodes)):
+            s = 0.0
+            for j in range(top + 1, DEG + 1):
+                s += m[j] * P[j][k]
+            resid.append(f[k] - s)
+        A = [[P[j][k] * w[k] for j in range(first, top + 1)] for k in range(len(nodes))]
+        sol = lstsq_last(A, [resid[k] * w[k] for k in range(len(nodes))])
         low = low16[top - 5] if top >= 5 else None
-        m[top] = float(np.float32(sol[-1])) if low is None else with_low16(sol[-1], low)
-    return m
+        m[top] = float(np.float32(sol)) if low is None else with_low16(sol, low)
+    return np.array(m)
 
 
 def max_err(m, target, weight, c, lo, hi):
@@ -221,7 +277,7 @@ def max_err(m, target, weight, c, lo, hi):
     for a in np.linspace(lo, hi, 2001):
         if a == 0:
             continue
-        p = sum(m[j] * (a - c) ** j for j in range(DEG + 1))
+        p = sum(m[j] * pow_rn(a - c, j) for j in range(DEG + 1))      # (not libm's pow: see pow_rn)
         worst = max(worst, abs(p - float(target(mp.mpf(a)))) * float(1 / weight(mp.mpf(a))))
     return worst
 

@@ -21,9 +21,10 @@ of degree 15 with double coefficients (m_1 double-double: m_1 + m1l),
 q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form).  16 pieces: a
 table is one AVX-512 two-register permute (vpermt2pd) for 8 lanes.  Fitted
 in relative error against a q(a) (the smaller |result| of the two sides) by
-weighted least squares at Chebyshev nodes in 50-digit arithmetic; the
-coefficients are rounded to double from the highest degree down, refitting
-the lower ones after each rounding, so the roundings are absorbed.  The
+weighted least squares at Chebyshev nodes in 50-digit arithmetic (mpmath,
+no BLAS: the same bits on every machine); the coefficients are rounded to
+double from the highest degree down, refitting the lower ones after each
+rounding, so the roundings are absorbed.  The
 comment of each table gives its worst weighted fit error measured at 1001
 points per piece, and rho = max |M| / |a q(a)|, the relative variation of q
 about H within a piece (the Horner roundings' weight in the error budget of

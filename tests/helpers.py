@@ -9,9 +9,11 @@ Design:
   (``gelu_ext._ufuncs.OPS``, i.e. src/gx_ops.h), so a new op is tested
   without touching the tests' lists.
 """
+import heapq
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 
 from gelu_ext import _ufuncs, testing
 
@@ -112,6 +114,17 @@ def assert_close_to_reference(spec, got, args):
     testing.assert_matches_reference(spec.base, got, x, g)
 
 
+# ------------------------------------------------------ child processes --
+
+# First line of a child Python that checks process-wide behaviour (the thread
+# count's default, fork, GELU_EXT_ISA, what an import or a job needs) on
+# float32/float64 only: importing ml_dtypes costs ~0.45 s of CPU per process,
+# four times the rest of `import gelu_ext`, and its bfloat16 loops have no
+# part in what these children check (test_bfloat16.py checks an import
+# without it on purpose).
+WITHOUT_ML_DTYPES = "import sys; sys.modules['ml_dtypes'] = None   # no bfloat16 loops: faster import\n"
+
+
 # --------------------------------------------------------- ISA / threads --
 
 def usable_isas():
@@ -147,3 +160,49 @@ def on_isa(name, fn, *args):
         return fn(*args)
     finally:
         _ufuncs._set_isa(before)
+
+
+# ------------------------------------------------------- the quick tier --
+# `pytest -m "not slow"` must run in well under a minute on 2 cores and still
+# exercise every op, dtype, layout and path.  A big parameter matrix (op x
+# dtype x layout x out= ...) runs whole only in the full run; in the quick
+# tier it runs a fixed subset in which every PAIR of parameter values that
+# occurs in the matrix occurs at least once: every op with every dtype, every
+# op with every layout, every dtype with every out= mode, and so on.  A loop
+# bug shows up on one such pair almost always (a dtype on a layout, an op on a
+# path); the triples beyond the pairs are the full run's.
+
+def pairwise_cover(rows):
+    """Indices of a subset of ``rows`` (tuples of hashable labels, one per
+    dimension) that holds every pair of labels some row holds at two
+    positions.  Greedy (each step takes the row covering the most pairs not
+    yet covered, the first such row on ties) and deterministic: the same rows
+    give the same subset, on any machine and in any run."""
+    pairs = [frozenset(((i, a), (j, b)) for i, a in enumerate(r) for j, b in enumerate(r) if i < j)
+             for r in rows]
+    uncovered = set().union(*pairs)
+    # lazy greedy: a row's gain only falls as rows are taken, so a popped
+    # row whose recomputed gain still tops the heap is the best one
+    heap = [(-len(p), k) for k, p in enumerate(pairs)]
+    heapq.heapify(heap)
+    chosen = set()
+    while uncovered:
+        _, k = heapq.heappop(heap)
+        gain = len(pairs[k] & uncovered)
+        if heap and (-gain, k) > heap[0]:
+            heapq.heappush(heap, (-gain, k))
+            continue
+        chosen.add(k)
+        uncovered -= pairs[k]
+    return chosen
+
+
+def quick_tier(cases):
+    """``cases``: (labels, pytest.param) pairs, labels a tuple with one
+    hashable value per dimension of the matrix.  Returns the params, with
+    those outside ``pairwise_cover`` of the labels marked slow (they run in
+    the full run only)."""
+    cases = list(cases)
+    keep = pairwise_cover([labels for labels, _ in cases])
+    return [p if k in keep else pytest.param(*p.values, marks=[*p.marks, pytest.mark.slow], id=p.id)
+            for k, (_, p) in enumerate(cases)]

@@ -17,7 +17,7 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs, fast_gelu, fast_gelu_grad, relu, relu_grad
-from helpers import FLOAT_DTYPES, ALL_DTYPES, dtype_id
+from helpers import ALL_DTYPES, FLOAT_DTYPES, WITHOUT_ML_DTYPES, dtype_id
 
 # ------------------------------------------------------- article values --
 # The seed article: ReLU(-1) = 0, ReLU(2) = 2, GELU(-1) ~ -0.159,
@@ -374,7 +374,7 @@ def _run_with_env(value, code):
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     # cwd away from the checkout: `python -c` puts the cwd first on sys.path,
     # and the source tree's gelu_ext has no compiled extension
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-c", WITHOUT_ML_DTYPES + code], env=env, capture_output=True,
                           text=True, timeout=60, cwd=tempfile.gettempdir())
 
 
@@ -409,7 +409,8 @@ def test_import_needs_neither_mpmath_nor_scipy_nor_the_jobs(tmp_path):
         "else:\n"
         "    raise AssertionError('mpmath oracle ran without mpmath')\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", WITHOUT_ML_DTYPES + code], cwd=tmp_path, capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr
 
 

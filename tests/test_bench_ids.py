@@ -15,9 +15,11 @@ def _collect(tmp_path, *args):
         pytest.skip("bench/ is not beside tests/ (installed tests without the repository)")
     pytest.importorskip("pytest_benchmark")
     # run from elsewhere: `python -m` puts the working directory first on
-    # sys.path, and the repository's gelu_ext/ is not the installed package
+    # sys.path, and the repository's gelu_ext/ is not the installed package.
+    # Without Hypothesis's plugin (bench/ has no property tests): loading it
+    # is most of the child's time, ~1 s of CPU.
     r = subprocess.run([sys.executable, "-m", "pytest", str(BENCH), "--collect-only", "-q",
-                        "-p", "no:cacheprovider", *args],
+                        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     return [line.split("::", 1)[1] for line in r.stdout.splitlines() if "::test_op[" in line]

@@ -21,6 +21,7 @@ import textwrap
 import pytest
 
 import gelu_ext
+from helpers import WITHOUT_ML_DTYPES
 
 TIMEOUT = 120
 
@@ -160,7 +161,7 @@ SCENARIOS = {
 
 
 def _run(body):
-    code = PRELUDE + textwrap.dedent(body) + '\nprint("OK")\n'
+    code = WITHOUT_ML_DTYPES + PRELUDE + textwrap.dedent(body) + '\nprint("OK")\n'
     root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")

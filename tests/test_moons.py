@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from gelu_ext.jobs import moons as M
+from helpers import WITHOUT_ML_DTYPES
 
 ARM_IDS = list(M.ARMS)
 # Small enough to run in a fraction of a second, big enough to train.
@@ -319,7 +320,7 @@ def test_plot_writes_a_png(tmp_path, capsys):
 
 
 def test_without_scikit_learn_one_line_names_the_extra(tmp_path):
-    code = ("import sys; sys.modules['sklearn'] = None\n"
+    code = (WITHOUT_ML_DTYPES + "import sys; sys.modules['sklearn'] = None\n"
             "from gelu_ext.__main__ import main\n"
             "sys.exit(main(['moons', '--seeds', '1']))")
     # cwd away from the checkout: `python -c` puts the cwd first on sys.path

@@ -15,6 +15,7 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs
+from helpers import WITHOUT_ML_DTYPES
 
 pytestmark = [
     pytest.mark.usefixtures("restore_threads"),
@@ -85,7 +86,8 @@ def _threads_in_fresh_process(omp):
         env["OMP_NUM_THREADS"] = omp
     root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", "import gelu_ext; print(gelu_ext.get_num_threads())"],
+    code = WITHOUT_ML_DTYPES + "import gelu_ext; print(gelu_ext.get_num_threads())"
+    r = subprocess.run([sys.executable, "-c", code],
                        env=env, capture_output=True, text=True, timeout=60, cwd=tempfile.gettempdir())
     assert r.returncode == 0, r.stderr
     return int(r.stdout)

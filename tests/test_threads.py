@@ -7,6 +7,10 @@ tests hold it to that bit for bit, including with the parallel threshold
 lowered so that small calls (and the chunked float16/strided paths) are split.
 They also check that the ufuncs are safe to call from several Python threads
 at once (NumPy releases the GIL around the loops).
+
+The quick tier runs test_thread_count_does_not_change_bits on the pairwise
+subset of op x dtype x thread count (helpers.quick_tier: every op on both
+dtypes and both counts); the full run runs all of it.
 """
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,7 +20,7 @@ import pytest
 import gelu_ext
 from gelu_ext import _ufuncs
 from gelu_ext.testing import assert_same_bits
-from helpers import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, dtype_id
+from helpers import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, dtype_id, quick_tier
 
 N = 1 << 20
 
@@ -49,9 +53,15 @@ def serial_results():
     return get
 
 
-@pytest.mark.parametrize("threads", [2, None], ids=["2", "default"])
-@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def thread_count_cases():
+    for spec in UFUNCS:
+        for dt in [np.float32, np.float64]:
+            for threads, tid in [(2, "2"), (None, "default")]:
+                yield ((spec.name, dtype_id(dt), tid),
+                       pytest.param(spec, dt, threads, id=f"{spec.name}-{dtype_id(dt)}-{tid}"))
+
+
+@pytest.mark.parametrize("spec, dt, threads", quick_tier(thread_count_cases()))
 def test_thread_count_does_not_change_bits(spec, dt, threads, serial_results):
     args, want = serial_results(spec, dt)
     gelu_ext.set_num_threads(threads)

@@ -5,6 +5,17 @@ broadcasting, any strides, 0-d and empty arrays, ``out=`` (given, in place,
 partially overlapping), casting errors and ``TypeError`` for types without a
 loop.  Values are checked against ``gelu_ext.testing`` (never against the
 compiled code) within the bounds of the issues; ReLU is bit-exact.
+
+The quick tier (``-m "not slow"``): the three big matrices -- op x dtype x
+layout x out= mode (3,385 cases), op x strided operand x dtype x length
+around the gather chunk (960) and op x dtype x layout on large arrays (120)
+-- run whole only in the full run.  The quick tier runs ``helpers.quick_tier``'s
+subset of each (164, 85 and 60 cases), in which every pair of values occurs:
+every op with every dtype, every op with every layout and out= mode, every
+dtype with every layout and out= mode, every layout with every out= mode.
+The matrices run on the default ISA path in both tiers; the other paths are
+the ``isa`` fixture of the 16-bit tests below and of test_accuracy.py,
+test_family.py and test_bfloat16.py, whose cases both tiers run whole.
 """
 import numpy as np
 import pytest
@@ -13,7 +24,7 @@ import gelu_ext
 from gelu_ext import _ufuncs, testing
 from gelu_ext.testing import assert_same_bits
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, SPECS_BY_NAME, UFUNC_IDS, UFUNCS,
-                     assert_close_to_reference, dtype_id, result_dtype)
+                     assert_close_to_reference, dtype_id, quick_tier, result_dtype)
 
 SPECS = SPECS_BY_NAME
 # (fused-bias ufunc, the unfused one it must match bit for bit), from the op table
@@ -132,13 +143,14 @@ def matrix_cases():
                         continue        # nothing to overlap
                     if out == "in_place" and layout == "broadcast" and spec.nin == 1:
                         continue        # a broadcast view is read-only
-                    yield pytest.param(spec, dt, layout, out,
-                                       id=f"{spec.name}-{dtype_id(dt)}-{layout}-out_{out}")
+                    yield ((spec.name, dtype_id(dt), layout, out),
+                           pytest.param(spec, dt, layout, out,
+                                        id=f"{spec.name}-{dtype_id(dt)}-{layout}-out_{out}"))
 
 
 # ---------------------------------------------------------- the matrix --
 
-@pytest.mark.parametrize("spec, dt, layout, out", list(matrix_cases()))
+@pytest.mark.parametrize("spec, dt, layout, out", quick_tier(matrix_cases()))
 def test_matches_reference(spec, dt, layout, out):
     args, x_storage = build_args(spec, dt, layout)
     before = [np.array(a, copy=True) for a in args]
@@ -358,12 +370,14 @@ CHUNK_LENGTHS = [511, 512, 513, 1537]
 def strided_cases():
     for spec in UFUNCS:
         for which in ["all"] + [f"arg{k}" for k in range(spec.nin)] + ["out"]:
-            yield pytest.param(spec, which, id=f"{spec.name}-strided_{which}")
+            for dt in FLOAT_DTYPES:
+                for n in CHUNK_LENGTHS:
+                    yield ((spec.name, which, dtype_id(dt), n),
+                           pytest.param(spec, which, dt, n,
+                                        id=f"{spec.name}-strided_{which}-{dtype_id(dt)}-n{n}"))
 
 
-@pytest.mark.parametrize("n", CHUNK_LENGTHS, ids=lambda n: f"n{n}")
-@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
-@pytest.mark.parametrize("spec, which", list(strided_cases()))
+@pytest.mark.parametrize("spec, which, dt, n", quick_tier(strided_cases()))
 def test_chunked_strided_path(spec, which, dt, n):
     roles = spec.roles
     flat = [make_values(dt, n, r, 10 + i) for i, r in enumerate(roles)]
@@ -411,9 +425,15 @@ def test_relu_loops_both_ways(dt, amd_loops, isa):
 LARGE = (1 << 17) + 5           # above the parallel threshold: the threaded path
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
-@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
-@pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
+def large_cases():
+    for spec in UFUNCS:
+        for dt in FLOAT_DTYPES:
+            for layout in ["contiguous", "strided"]:
+                yield ((spec.name, dtype_id(dt), layout),
+                       pytest.param(spec, dt, layout, id=f"{spec.name}-{dtype_id(dt)}-{layout}"))
+
+
+@pytest.mark.parametrize("spec, dt, layout", quick_tier(large_cases()))
 def test_large_array_matches_reference(spec, dt, layout):
     roles = spec.roles
     flat = [make_values(dt, LARGE, r, 20 + i) for i, r in enumerate(roles)]

@@ -4,11 +4,15 @@ on a Dask-backed DataArray the result stays lazy.  A bias is a DataArray over
 the feature dim, aligned by name as xarray does.
 
 The functions come from ``gelu_ext.__all__`` through tests/public_calls.py.
+The quick tier runs the pairwise subset of call x dtype x backend
+(helpers.quick_tier: every call on both dtypes and both backends); the full
+run runs all of it.
 """
 import numpy as np
 import pytest
 
 import gelu_ext
+from helpers import quick_tier
 from public_calls import bits, make_inputs, public_calls, results
 
 xr = pytest.importorskip("xarray")
@@ -23,9 +27,15 @@ def _wrap(x, g, b):
             xr.DataArray(b, dims=("feature",), coords={"feature": coords["feature"]}))
 
 
-@pytest.mark.parametrize("backend", ["numpy", "dask"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("case", public_calls(), ids=lambda c: c[0])
+def dataarray_cases():
+    for case in public_calls():
+        for dtype in [np.float32, np.float64]:
+            for backend in ["numpy", "dask"]:
+                yield ((case[0], np.dtype(dtype).name, backend),
+                       pytest.param(case, dtype, backend, id=f"{case[0]}-{np.dtype(dtype).name}-{backend}"))
+
+
+@pytest.mark.parametrize("case, dtype, backend", quick_tier(dataarray_cases()))
 def test_dataarray_keeps_dims_and_coords(case, dtype, backend):
     _, f, call = case
     x, g, b = make_inputs(dtype, SHAPE)
