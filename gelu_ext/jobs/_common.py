@@ -50,7 +50,9 @@ def import_module(name):
 
 def progress(msg):
     """One line of progress on stderr (never on stdout, which holds results)."""
+    _Guard.partial = True        # print writes msg, then the newline: Ctrl-C may land between
     print(msg, file=sys.stderr, flush=True)
+    _Guard.partial = False
 
 
 # ------------------------------------------------------------------ Ctrl-C --
@@ -86,6 +88,7 @@ class _Guard:
     """The process's one Ctrl-C guard (a process has one SIGINT disposition)."""
     line = None          # printed on Ctrl-C; None while no guard is active
     wakeup_fd = -1       # write end of the pipe CPython's C handler writes the signal number to
+    partial = False      # a progress line is being written: it may lack its newline
     ending = _thread.allocate_lock()
 
 
@@ -114,7 +117,9 @@ def _end(line):
     # Our line is the last one: the main thread may still be running (when
     # this is the watchdog), so its progress lines go nowhere from here on.
     sys.stderr = open(os.devnull, "w")
-    os.write(2, (line + "\n").encode())
+    # on a line of its own, also when the interrupt lands inside progress()
+    # between its text and its newline
+    os.write(2, (("\n" if _Guard.partial else "") + line + "\n").encode())
     os._exit(130)
 
 
