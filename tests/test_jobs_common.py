@@ -72,10 +72,12 @@ with _common.ctrl_c_exits("job: interrupted"):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_inside_a_progress_line_still_prints_its_own_line():
+def test_ctrl_c_inside_a_progress_line_still_prints_its_own_line(tmp_path):
     """An interrupt between a progress line's text and its newline (seen under
     load in CI: 'bench: importing torch ...  (1.0 s)gelu_ext: interrupted')
     still leaves the guard's line alone on the last line."""
-    r = subprocess.run([sys.executable, "-c", _PARTIAL_LINE_CHILD], capture_output=True, text=True, timeout=60)
+    # away from the checkout: gelu_ext comes from where it is installed
+    r = subprocess.run([sys.executable, "-c", _PARTIAL_LINE_CHILD], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
     assert r.returncode == 130, r.stderr
     assert r.stderr.splitlines()[-2:] == ["job: step 1", "job: interrupted"], r.stderr
