@@ -26,8 +26,11 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
+    # dashboard on a free port: distributed 2024.8 (Python 3.9) reads None as
+    # 8787, and a second suite running at the same time (CI runs two) then
+    # fails the cluster's start with "Port 8787 is already in use"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         c.wait_for_workers(2)
         yield c
