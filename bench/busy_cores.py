@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/busy_cores.py [--spinners K] [--repeats R] [--n N]
+    python bench/busy_cores.py [--spinners K] [--repeats R] [--n N] [--only busy,runtimes,callers]
 
 1. Busy cores: starts K spinner processes (default: one per CPU, so every
    core is busy with another process), then times each op at N float32
@@ -12,7 +12,21 @@ Usage::
    speed(1 thread).  Issue 12
    asks for >= 0.8 for every op.  The spinners are ended by PID and waited
    for in a ``finally`` block, whatever happens.
-2. Concurrent callers (no spinners): 1, 2 and 4 Python threads each call
+2. Beside other runtimes (issue 29; no spinners): the Transformer
+   feed-forward pattern -- a matmul, then ``fast_gelu(h, out=o)`` on its
+   output -- with NumPy's ``np.matmul`` (OpenBLAS, its default threads), a
+   PyTorch op and ``torch.matmul`` (libgomp, default threads; where torch is
+   installed) before each call, and alone for the ceiling, at (512, 4096) and
+   2^24 float32 elements.  One thread and the default count alternate call
+   by call (order drawn at random); a sample is one call, timed alone, the
+   other runtime's call untimed before it.  Prints the speed-up (median 1
+   thread / median default) and the pool's counters over the default calls:
+   threads computing at once (CPU time in chunks / wall time of the
+   threaded calls: what the pool got of the cores, whatever their speed on
+   a shared host), calls threaded, calls a worker helped, the workers' share of the items,
+   stalls and calls sent serial by a back-off.  Issue 29 asks for >= 1.8x
+   on an idle 2-core machine.
+3. Concurrent callers (no spinners): 1, 2 and 4 Python threads each call
    ``fast_gelu`` on their own N-element array; prints the total throughput
    against one caller with all threads, the most threads computing large
    calls at once (the pool's own counter), and the most threads of this
@@ -142,6 +156,50 @@ class RunnableSampler(threading.Thread):
             time.sleep(0.0005)
 
 
+def runtime_table(repeats):
+    """(scenario, shape, median 1-thread s, median default s, counters) for
+    fast_gelu right after another runtime's call."""
+    rng = np.random.default_rng(3)
+    xm = rng.standard_normal((512, 1024), dtype=np.float32)
+    wm = rng.standard_normal((1024, 4096), dtype=np.float32) * np.float32(0.03)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    rows = []
+    for shape in ((512, 4096), (1 << 24,)):
+        h = rng.standard_normal(shape, dtype=np.float32)
+        o = np.empty_like(h)
+        hm = h.reshape(-1)[:512 * 4096].reshape(512, 4096)     # the matmul writes into h
+        scenarios = [("alone", lambda: None), ("after np.matmul", lambda: np.matmul(xm, wm, out=hm))]
+        if torch is not None:
+            tx, tw = torch.from_numpy(xm), torch.from_numpy(wm)
+            th, to = torch.from_numpy(h), torch.empty(shape)
+            tmm = torch.empty(512, 4096)
+            scenarios += [("after torch gelu", lambda: torch.ops.aten.gelu.out(th, out=to)),
+                          ("after torch.matmul", lambda: torch.matmul(tx, tw, out=tmm))]
+        reps = repeats if h.size < (1 << 22) else max(5, repeats // 3)
+        order = np.random.default_rng(5)
+        for name, before in scenarios:
+            for threads in (1, None):                       # warm-up, both modes
+                gelu_ext.set_num_threads(threads)
+                before()
+                gelu_ext.fast_gelu(h, out=o)
+            t = {1: [], None: []}
+            _ufuncs._pool_stats(reset=True)
+            for _ in range(reps):
+                for threads in ((1, None) if order.random() < 0.5 else (None, 1)):
+                    gelu_ext.set_num_threads(threads)
+                    before()
+                    t0 = time.perf_counter()
+                    gelu_ext.fast_gelu(h, out=o)
+                    t[threads].append(time.perf_counter() - t0)
+            rows.append((name, shape, statistics.median(t[1]), statistics.median(t[None]),
+                         _ufuncs._pool_stats(), reps))
+    gelu_ext.set_num_threads(None)
+    return rows, (None if torch is None else torch.__version__)
+
+
 def callers_row(k, n, calls):
     rng = np.random.default_rng(k)
     xs = [rng.normal(size=n).astype(np.float32) for _ in range(k)]
@@ -181,8 +239,12 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=1 << 20, help="elements per call (float32)")
     p.add_argument("--calls", type=int, default=20, help="calls per Python thread and round (callers table)")
     p.add_argument("--rounds", type=int, default=9, help="rounds of the callers table (medians)")
-    p.add_argument("--skip-callers", action="store_true")
+    p.add_argument("--only", default="busy,runtimes,callers",
+                   help="comma-separated tables to run: busy, runtimes, callers (default: all)")
     a = p.parse_args(argv)
+    only = set(a.only.split(","))
+    if not only or only - {"busy", "runtimes", "callers"}:
+        p.error(f"--only takes busy, runtimes and callers, comma-separated; got {a.only!r}")
     if a.spinners < 0 or a.repeats < 1 or a.n < 2048 or a.n % 2048 or a.calls < 1 or a.rounds < 1:
         p.error("need --spinners >= 0, --repeats, --calls, --rounds >= 1 and --n a positive multiple of 2048")
 
@@ -195,6 +257,41 @@ def main(argv=None):
     print(f"python {platform.python_version()}, numpy {np.__version__}; n = {a.n} float32; "
           f"medians of {a.repeats} interleaved samples of >= {SAMPLE_S * 1e3:g} ms")
 
+    if "busy" in only:
+        busy_report(a)
+    if "runtimes" in only:
+        runtimes_report(a)
+    if "callers" in only:
+        callers_report(a)
+    return 0
+
+
+def runtimes_report(a):
+    rows, torch_version = runtime_table(a.repeats)
+    threaded = _ufuncs._pool_threaded()
+    blas = ""
+    try:
+        import threadpoolctl
+        info = [f"{i['internal_api']} {i['version']} ({i['num_threads']} threads, {i['threading_layer']})"
+                for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        blas = "; NumPy's BLAS: " + ", ".join(info)
+    except ImportError:
+        pass
+    print(f"\n== beside other runtimes, no spinners: another runtime's call before each fast_gelu call "
+          f"(torch {torch_version or 'not installed'}{blas}); 1 thread and default "
+          f"= {gelu_ext.get_num_threads()} threads alternate call by call ==")
+    print(f"{'before each call':<20}{'shape':>12}{'1 thread ms':>13}{'default ms':>12}{'speed-up':>10}"
+          f"{'computing':>11}   default calls: threaded / helped / workers' share / stalls / serial")
+    for name, shape, t1, td, st, reps in rows:
+        share = st["worker_items"] / max(1, st["worker_items"] + st["owner_items"])
+        par = f"{st['cpu_ns'] / st['wall_ns']:.2f}" if threaded and st["wall_ns"] else "n/a"
+        how = (f"{st['jobs']:>3}/{reps} / {st['helped']:>3} / {share:5.0%} / {st['stalls']} / {st['backoff']}"
+               if threaded else "(built without threads)")
+        print(f"{name:<20}{'x'.join(map(str, shape)):>12}{t1 * 1e3:>13.3f}{td * 1e3:>12.3f}"
+              f"{t1 / td:>10.2f}{par:>11}   {how}")
+
+
+def busy_report(a):
     procs = start_spinners(a.spinners)
     try:
         time.sleep(0.3)                                     # let them get going
@@ -209,8 +306,8 @@ def main(argv=None):
         how = "" if st is None else f"{st['jobs']:>11} ({st['stalls']}) / {st['backoff']}"
         print(f"{name:<24}{t1 * 1e3:>12.3f}{td * 1e3:>12.3f}{t1 / td:>17.2f}   {how}")
 
-    if a.skip_callers:
-        return 0
+
+def callers_report(a):
     print(f"\n== concurrent callers, no spinners: each Python thread calls fast_gelu "
           f"{a.calls} times on its own array; medians of {a.rounds} rounds ==")
     print(f"{'callers':>8}{'Gelem/s':>10}{'vs 1 caller':>13}{'max computing':>15}{'max runnable':>14}")
@@ -229,7 +326,6 @@ def main(argv=None):
         med = statistics.median(thr[k])
         print(f"{k:>8}{med / 1e9:>10.3f}{med / base:>13.2f}{'n/a' if comp[k] is None else comp[k]:>15}"
               f"{'n/a' if most[k] is None else most[k]:>14}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ int main(void)
 {
     pthread_t t[4];
     size_t bad = 0;
-    long long s[7];
+    long long s[GX_POOL_NSTATS];
     int status;
     pid_t pid;
     for (int i = 0; i < N; i++) X[i] = (float)i;
@@ -57,6 +57,6 @@ int main(void)
     waitpid(pid, &status, 0);
     gx_pool_stats(s, 0);
     printf("wrong results %zu, child exit %d; %lld threaded jobs, %lld worker joins, "
-           "at most %lld threads computing\n", bad, WEXITSTATUS(status), s[0], s[1], s[4]);
+           "at most %lld threads computing\n", bad, WEXITSTATUS(status), s[GX_POOL_JOBS], s[GX_POOL_HELPED], s[GX_POOL_MAX_RUNNING]);
     return bad != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }

@@ -45,9 +45,11 @@ def set_num_threads(n):
     _ufuncs._set_num_threads(int(n))
 
 
-# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_BACKOFF_*).
+# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_PULL_MIN_NS, GX_BACKOFF_*).
 _POOL = "gelu_ext's own pthreads pool (not OpenMP); one call at a time, a concurrent caller runs on its own thread"
-_WAIT = ("passive: spin 100 us, then sleep; after a call held up by a descheduled worker, "
+_WAIT = ("passive: spin 100 us, then sleep; a worker woken on its caller's core moves off it, "
+         "one still computing when the caller runs out of chunks is pulled onto the caller's core; "
+         "after a threaded call slower than one thread would have been, "
          "the next 8-1024 large calls (at most 1 s) run serially")
 _AFTER_FORK = "child starts its own workers at its first threaded call (same thread count)"
 

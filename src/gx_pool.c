@@ -23,6 +23,25 @@
  *   call on its own thread.  So our runnable threads never exceed the thread
  *   count, and k callers keep the cores as busy as one caller with all
  *   threads.
+ * - Next to other runtimes (issue 29): right after a BLAS call (OpenBLAS's
+ *   workers spin with sched_yield for ~0.1 s) or a PyTorch op (libgomp's
+ *   spin without yielding for a few ms), the other cores are taken by
+ *   spinners, so the kernel's wake-up placement put our woken worker on the
+ *   *caller's* core, where it preempted the caller and computed the whole
+ *   call alone (measured: 30 of 30 calls after np.matmul, the caller 0
+ *   items).  A worker that finds itself on the job owner's core moves off it
+ *   (Linux: its affinity without that core for one call, then restored); on
+ *   the other core a yielding spinner hands it the core at once.
+ * - A threaded call is judged by the work it did, not by time off the core:
+ *   it lost when its wall time (from opening the job) exceeds the CPU time
+ *   its threads spent in their chunks -- what one thread would have needed
+ *   for all of them -- by more than GX_STALL_NS.  A worker that joins late,
+ *   shares a core with a yielding spinner or never joins costs nothing by
+ *   this rule, and the call is not counted against the threads; a worker
+ *   descheduled while holding a chunk on busy cores makes the owner wait
+ *   longer than the chunk's work, and is.  Before (issue 12's rule: threads
+ *   more than a quarter of the call off their cores) every call after a
+ *   matmul could count as a stall and send the next 8-1024 calls serial.
  * - Results cannot depend on this: each item is computed by the same code
  *   whichever thread takes its chunk.
  * Without pthreads (or a GNU-compatible compiler for the atomics), or built
@@ -53,18 +72,23 @@
 #include <signal.h>
 #include <sched.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 
 #define GX_POOL_MAX 255         /* worker threads at most */
 /* Wait policy: a worker spins this long after a job for the next one, then
  * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
 #define GX_SPIN_NS 100000LL
-/* A stall is a threaded call whose threads together spent more than a
- * quarter of the owner's time plus GX_STALL_NS off their cores (wall time
- * minus the thread's CPU time, CLOCK_THREAD_CPUTIME_ID where it exists), or
- * whose owner waited on a worker as long (a worker descheduled holding a
- * chunk): the cores are busy with other processes, and a threaded call is
- * exposed to it on every thread -- measured, such calls took 3-20x a serial
- * one.  After a stall, the
+/* A stall is a threaded call slower than one thread would have been: its
+ * wall time, from opening the job to the last chunk done, exceeds the CPU
+ * time (CLOCK_THREAD_CPUTIME_ID) its threads spent in their chunks plus
+ * GX_STALL_NS -- typically a worker descheduled holding a chunk while the
+ * owner waits for it: the cores are busy with other processes, and a
+ * threaded call is exposed to it on every thread (measured, such calls took
+ * 3-20x a serial one).  Where the system cannot tell a thread's CPU time,
+ * the owner waiting on workers longer than a quarter of its own time plus
+ * GX_STALL_NS is the sign.  After a stall, the
  * next gx_backoff threaded calls (or GX_BACKOFF_MAX_NS, whichever ends
  * first, for rare calls) run on the caller alone; gx_backoff grows 4x per
  * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
@@ -74,6 +98,9 @@
 #define GX_BACKOFF_MAX_CALLS 1024
 #endif
 #define GX_STALL_NS 50000LL
+/* The owner, out of chunks, spins at least this long (plus twice a chunk's
+ * time) for workers still computing before it pulls them onto its core. */
+#define GX_PULL_MIN_NS 20000LL
 /* 2: the first stall sends 8 calls to one thread.  An idle VM's host now
  * and then deschedules a vCPU for milliseconds (one stall in 60-90 calls of
  * 2^24 elements on a 2-vCPU AMD EPYC); at 8 (32 calls) one such event made
@@ -130,15 +157,28 @@ static int gx_joined;           /* workers inside the job now */
 static int gx_running;          /* threads computing large calls: callers + joined workers */
 static int gx_waiting;          /* callers sleeping for a slot */
 static int gx_job_nt;           /* the owner's thread count */
-static long long gx_job_off_ns;  /* ns workers spent off their core during the job */
+static long long gx_job_cpu_ns;  /* CPU ns workers spent in the job's chunks; -1: unknown */
+static gx_pool_intp gx_job_witems;  /* items workers computed in the job */
+static int gx_job_cpu = -1;     /* the core the owner opened the job on (-1: unknown) */
+/* One per worker thread, for pulling a straggler (gx_pull_stragglers). */
+typedef struct {
+    long seen0;                 /* the job number it starts from */
+    int in_job;                 /* inside a job's chunk loop */
+    int pulled;                 /* its affinity is the owner's core until it leaves the job */
+    long tid;                   /* kernel thread id; 0: unknown */
+#if defined(__linux__)
+    cpu_set_t saved;            /* its affinity before it was pulled */
+#endif
+} gx_slot_t;
+static gx_slot_t gx_slots[GX_POOL_MAX];
 static gx_pool_fn gx_job_fn;
 static void *gx_job_ctx;
 static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
 static gx_pool_intp gx_next;    /* next unclaimed chunk */
 /* counters for gx_pool_stats: owned jobs, jobs a worker joined, jobs whose
  * owner was held up (stalls), ns owners waited, most threads computing */
-static long long gx_t_open, gx_st_join_ns, gx_st_backoff;
-static long long gx_st_jobs, gx_st_helped, gx_st_stalls, gx_st_wait_ns, gx_st_max_running;
+static long long gx_t_open;
+static long long gx_st[GX_POOL_NSTATS];     /* the counters of gx_pool_stats */
 
 /* CPU time of the calling thread so far (ns); -1 where the system cannot
  * say per thread.  Wall time minus this, over a run of chunks, is the time
@@ -153,14 +193,6 @@ static long long gx_thread_cpu_ns(void)
     return -1;
 }
 
-/* Time off the core (ns, >= 0) since the wall time w0 and the thread CPU
- * time c0 (c0 < 0: unknown here, 0), read now: the wall time w1 minus the
- * CPU time this thread got. */
-static long long gx_off_core_ns(long long c0, long long w0, long long w1)
-{
-    long long off = c0 < 0 ? 0 : (w1 - w0) - (gx_thread_cpu_ns() - c0);
-    return off > 0 ? off : 0;
-}
 
 static long long gx_now_ns(void)
 {
@@ -169,18 +201,98 @@ static long long gx_now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
-                          gx_pool_intp nchunks, int worker)
+/* Take and compute chunks until none is left; returns the items computed. */
+static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
+                                  gx_pool_intp nchunks, int worker)
 {
+    gx_pool_intp done = 0;
     for (;;) {
         gx_pool_intp i = __atomic_fetch_add(&gx_next, 1, __ATOMIC_RELAXED);
-        if (i >= nchunks) return;
+        if (i >= nchunks) return done;
         gx_pool_intp lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
         fn(ctx, lo, hi);
+        done += hi - lo;
         /* a caller is sleeping for a slot: hand it ours; the job's owner
          * and any other worker finish the chunks */
-        if (worker && __atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return;
+        if (worker && __atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return done;
     }
+}
+
+/* The core the calling thread runs on, -1 where the system cannot say. */
+static int gx_current_cpu(void)
+{
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
+
+/* The calling thread's kernel id, 0 where there is none to give. */
+static long gx_gettid(void)
+{
+#if defined(__linux__) && defined(SYS_gettid)
+    return (long)syscall(SYS_gettid);
+#else
+    return 0;
+#endif
+}
+
+/* Pull the workers still inside the job onto the owner's core `cpu` (under
+ * gx_lk), as the owner, out of chunks, is about to sleep until they finish:
+ * a worker that has not finished its chunk in twice a chunk's time is
+ * almost always off its core (descheduled for another process's or
+ * runtime's time slice, milliseconds), and the owner's core is about to be
+ * free.  Each pulled worker restores its own affinity when it leaves the
+ * job.  Returns the workers pulled.  Linux only. */
+static int gx_pull_stragglers(int cpu)
+{
+    int k = 0;
+#if defined(__linux__)
+    cpu_set_t here;
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+    CPU_ZERO(&here);
+    CPU_SET(cpu, &here);
+    for (int i = 0; i < gx_nworkers; i++) {
+        gx_slot_t *w = &gx_slots[i];
+        if (!w->in_job || w->pulled || w->tid <= 0) continue;
+        if (sched_getaffinity((pid_t)w->tid, sizeof w->saved, &w->saved) != 0 ||
+            !CPU_ISSET(cpu, &w->saved))
+            continue;
+        if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) {
+            w->pulled = 1;
+            k++;
+        }
+    }
+#else
+    (void)cpu;
+#endif
+    return k;
+}
+
+/* A worker woken onto the core of the job's owner moves off it: both would
+ * share one core while the other is taken by another runtime's spinner
+ * (the kernel places a wakee on the waker's core when no core is idle).
+ * Setting the thread's affinity to its own set without that core moves it
+ * now; restoring the set leaves it where it landed.  Returns 1 if it moved.
+ * Linux only; elsewhere the scheduler decides, as before. */
+static int gx_leave_core(int cpu)
+{
+#if defined(__linux__)
+    cpu_set_t mine, other;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || gx_current_cpu() != cpu) return 0;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_ISSET(cpu, &mine) ||
+        CPU_COUNT(&mine) < 2)
+        return 0;
+    other = mine;
+    CPU_CLR(cpu, &other);
+    if (sched_setaffinity(0, sizeof other, &other) != 0) return 0;
+    sched_setaffinity(0, sizeof mine, &mine);
+    return 1;
+#else
+    (void)cpu;
+    return 0;
+#endif
 }
 
 #define GX_JOINABLE(seen) (gx_open && gx_gen != (seen) && gx_joined < gx_want && \
@@ -219,8 +331,11 @@ static void gx_spin_until_zero(const int *p, long long ns)
 
 static void *gx_worker(void *arg)
 {
-    long seen = (long)(size_t)arg;
+    gx_slot_t *me = &gx_slots[(size_t)arg];
+    long seen;
     pthread_mutex_lock(&gx_lk);
+    seen = me->seen0;
+    me->tid = gx_gettid();
     for (;;) {
         if (!GX_JOINABLE(seen)) {
             long g = gx_gen;
@@ -236,21 +351,33 @@ static void *gx_worker(void *arg)
         seen = gx_gen;
         __atomic_fetch_add(&gx_joined, 1, __ATOMIC_RELAXED);   /* read unlocked by a spinning owner */
         gx_running++;
-        gx_st_helped++;
-        gx_st_join_ns += gx_now_ns() - gx_t_open;
-        if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
+        gx_st[GX_POOL_HELPED]++;
+        gx_st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_t_open;
+        if (gx_running > gx_st[GX_POOL_MAX_RUNNING]) gx_st[GX_POOL_MAX_RUNNING] = gx_running;
         {
             gx_pool_fn fn = gx_job_fn;
             void *ctx = gx_job_ctx;
-            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
-            long long c0, w0, off;
+            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks, done;
+            int owner_cpu = gx_job_cpu, moved;
+            long long c0;
+            me->in_job = 1;
             pthread_mutex_unlock(&gx_lk);
+            moved = gx_leave_core(owner_cpu);
             c0 = gx_thread_cpu_ns();
-            w0 = gx_now_ns();
-            gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
-            off = gx_off_core_ns(c0, w0, gx_now_ns());
+            done = gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
             pthread_mutex_lock(&gx_lk);
-            gx_job_off_ns += off;
+            if (c0 < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
+            else gx_job_cpu_ns += gx_thread_cpu_ns() - c0;
+            gx_job_witems += done;
+            gx_st[GX_POOL_WORKER_ITEMS] += done;
+            gx_st[GX_POOL_MOVED] += moved;
+            me->in_job = 0;
+#if defined(__linux__)
+            if (me->pulled) {       /* back to the affinity it had */
+                sched_setaffinity(0, sizeof me->saved, &me->saved);
+                me->pulled = 0;
+            }
+#endif
         }
         __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
         gx_running--;
@@ -296,7 +423,8 @@ static void gx_grow(int want)
         }
         /* gx_gen - 1 is no job number yet seen: the new worker may join the
          * job being opened now */
-        ok = pthread_create(&t, &at, gx_worker, (void *)(size_t)(gx_gen - 1)) == 0;
+        gx_slots[gx_nworkers] = (gx_slot_t){.seen0 = gx_gen - 1};
+        ok = pthread_create(&t, &at, gx_worker, (void *)(size_t)gx_nworkers) == 0;
         pthread_attr_destroy(&at);
         if (!ok) break;             /* run with the workers we have */
         gx_nworkers++;
@@ -351,14 +479,10 @@ int gx_pool_threaded(void) { return 1; }
 void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
 {
     pthread_mutex_lock(&gx_lk);
-    out[GX_POOL_JOBS] = gx_st_jobs;
-    out[GX_POOL_HELPED] = gx_st_helped;
-    out[GX_POOL_STALLS] = gx_st_stalls;
-    out[GX_POOL_WAIT_NS] = gx_st_wait_ns;
-    out[GX_POOL_MAX_RUNNING] = gx_st_max_running;
-    out[GX_POOL_JOIN_NS] = gx_st_join_ns;
-    out[GX_POOL_BACKOFF] = gx_st_backoff;
-    if (reset) gx_st_backoff = gx_st_join_ns = gx_st_jobs = gx_st_helped = gx_st_stalls = gx_st_wait_ns = gx_st_max_running = 0;
+    for (int i = 0; i < GX_POOL_NSTATS; i++) {
+        out[i] = gx_st[i];
+        if (reset) gx_st[i] = 0;
+    }
     pthread_mutex_unlock(&gx_lk);
 }
 
@@ -374,7 +498,6 @@ int gx_pool_workers(void)
 void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
 {
     gx_pool_intp nchunks;
-    long long helped_before = 0;
     int own, wake = 0;
     if (chunk < 1) chunk = 1;
     nchunks = (n + chunk - 1) / chunk;
@@ -393,27 +516,28 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         __atomic_fetch_sub(&gx_waiting, 1, __ATOMIC_RELAXED);
     }
     gx_running++;
-    if (gx_running > gx_st_max_running) gx_st_max_running = gx_running;
+    if (gx_running > gx_st[GX_POOL_MAX_RUNNING]) gx_st[GX_POOL_MAX_RUNNING] = gx_running;
     own = !gx_busy;
     if (own && gx_stall_t) {
         if (gx_stall_calls < gx_backoff && gx_now_ns() - gx_stall_t < GX_BACKOFF_MAX_NS) {
             own = 0;
             gx_stall_calls++;
-            gx_st_backoff++;
+            gx_st[GX_POOL_BACKOFF]++;
         } else {
             gx_stall_t = 0;                 /* probe: try threads again */
         }
     }
     if (own) {
         gx_busy = 1;
-        helped_before = gx_st_helped;
         gx_job_fn = fn;
         gx_job_ctx = ctx;
         gx_job_n = n;
         gx_job_chunk = chunk;
         gx_job_nchunks = nchunks;
         gx_job_nt = nthreads;
-        gx_job_off_ns = 0;
+        gx_job_cpu_ns = 0;
+        gx_job_witems = 0;
+        gx_job_cpu = gx_current_cpu();
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
         __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
         gx_grow(gx_want);
@@ -426,17 +550,24 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     if (wake) pthread_cond_broadcast(&gx_wake);
 
     if (own) {
-        long long c0 = gx_thread_cpu_ns(), off;
-        long long t0 = gx_now_ns(), t1, t2, own_ns;
-        gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
+        long long c0 = gx_thread_cpu_ns(), c1;
+        long long t0 = gx_now_ns(), t1, t2, own_ns, wall, cpu;
+        gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
         t1 = gx_now_ns();
-        off = gx_off_core_ns(c0, t0, t1);
+        c1 = gx_thread_cpu_ns();
         pthread_mutex_lock(&gx_lk);
         gx_open = 0;                /* late wakers stay out */
         if (gx_joined > 0) {
+            /* a worker still computing its last chunk: wait twice a chunk's
+             * time (the owner's own rate) spinning, then pull it onto this
+             * core and sleep (gx_pull_stragglers), so a worker descheduled
+             * holding a chunk costs microseconds, not its time slice */
+            long long per_chunk = mine > 0 ? (t1 - t0) * (long long)chunk / mine : GX_SPIN_NS;
+            long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
             pthread_mutex_unlock(&gx_lk);
-            gx_spin_until_zero(&gx_joined, GX_SPIN_NS);
+            gx_spin_until_zero(&gx_joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
             pthread_mutex_lock(&gx_lk);
+            if (gx_joined > 0) gx_st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
             while (gx_joined > 0) {
                 gx_owner_sleeping = 1;
                 pthread_cond_wait(&gx_idle, &gx_lk);
@@ -446,20 +577,25 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_busy = 0;
         t2 = gx_now_ns();
         own_ns = t1 - t0;
-        gx_st_jobs++;
-        gx_st_wait_ns += t2 - t1;
-        /* time off the core counts, not the number of preemptions: on an
-         * idle VM (AMD EPYC, 2 vCPUs) kernel threads took a core for a few
-         * microseconds in ~7% of 0.5 ms calls, and counting those as stalls
-         * kept 2 threads at 1.0-1.3x of one on 2^20-2^24 float32 arrays;
-         * with busy cores a thread loses whole time slices (milliseconds) */
-        if (t2 - t1 > own_ns / 4 + GX_STALL_NS || off + gx_job_off_ns > own_ns / 4 + GX_STALL_NS) {
-            gx_st_stalls++;
+        wall = t2 - gx_t_open;
+        cpu = c0 < 0 || gx_job_cpu_ns < 0 ? -1 : (c1 - c0) + gx_job_cpu_ns;
+        gx_st[GX_POOL_JOBS]++;
+        gx_st[GX_POOL_WAIT_NS] += t2 - t1;
+        gx_st[GX_POOL_OWNER_ITEMS] += mine;
+        if (cpu >= 0) {             /* calls whose CPU time is known */
+            gx_st[GX_POOL_WALL_NS] += wall;
+            gx_st[GX_POOL_CPU_NS] += cpu;
+        }
+        /* slower than one thread doing all the chunks (see GX_STALL_NS);
+         * a short preemption (on an idle VM kernel threads take a core for
+         * a few microseconds in ~7% of 0.5 ms calls) is within the margin */
+        if (cpu >= 0 ? wall > cpu + GX_STALL_NS : t2 - t1 > own_ns / 4 + GX_STALL_NS) {
+            gx_st[GX_POOL_STALLS]++;
             gx_stall_t = t2;
             gx_stall_calls = 0;
             gx_backoff = gx_backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_backoff * 4;
             if (GX_BACKOFF_MAX_CALLS == 0) gx_stall_t = 0;
-        } else if (gx_st_helped != helped_before) {
+        } else if (gx_job_witems > 0) {           /* a worker helped, and it paid */
             gx_backoff = gx_backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_backoff / 2;
         }
     } else {
@@ -498,6 +634,9 @@ const char *gx_pool_stat_name(int i)
         [GX_POOL_JOBS] = "jobs", [GX_POOL_HELPED] = "helped", [GX_POOL_STALLS] = "stalls",
         [GX_POOL_WAIT_NS] = "wait_ns", [GX_POOL_MAX_RUNNING] = "max_running",
         [GX_POOL_JOIN_NS] = "join_ns", [GX_POOL_BACKOFF] = "backoff",
+        [GX_POOL_OWNER_ITEMS] = "owner_items", [GX_POOL_WORKER_ITEMS] = "worker_items",
+        [GX_POOL_MOVED] = "moved", [GX_POOL_PULLED] = "pulled",
+        [GX_POOL_WALL_NS] = "wall_ns", [GX_POOL_CPU_NS] = "cpu_ns",
     };
     return i >= 0 && i < GX_POOL_NSTATS ? names[i] : NULL;
 }

@@ -31,16 +31,26 @@ int gx_pool_threaded(void);
 int gx_pool_workers(void);
 
 /* Counters since the last reset, out[GX_POOL_...]: threaded calls that owned
- * the pool (JOBS), times a worker joined one (HELPED), calls whose owner
- * waited on a worker for long, a descheduled worker (STALLS), ns owners
- * spent waiting on workers (WAIT_NS), most threads computing large calls at
+ * the pool (JOBS), times a worker joined one (HELPED), threaded calls
+ * slower than one thread would have been (STALLS), ns owners spent waiting
+ * on workers (WAIT_NS), most threads computing large calls at
  * once, callers + workers (MAX_RUNNING), ns from opening a job to workers
  * joining it, summed (JOIN_NS), calls run on the caller alone because of a
- * recent stall (BACKOFF).  gx_pool_stat_name(i): slot i's name, as Python
- * shows it (_ufuncs._pool_stats). */
+ * recent stall (BACKOFF), items of threaded calls computed by their owner
+ * (OWNER_ITEMS) and by workers (WORKER_ITEMS), times a worker woken onto
+ * its owner's core moved off it (MOVED), workers still computing when the
+ * owner ran out of chunks pulled onto the owner's core (PULLED), and over
+ * the threaded calls whose threads' CPU time is known, their wall time
+ * from opening the job to its end (WALL_NS) and the CPU time their threads
+ * spent in chunks (CPU_NS): CPU_NS / WALL_NS is how many threads computed
+ * at once on average, whatever the cores' speed.  A stall is a threaded call slower
+ * than one thread would have been (gx_pool.c).  gx_pool_stat_name(i): slot
+ * i's name, as Python shows it (_ufuncs._pool_stats). */
 enum {
     GX_POOL_JOBS, GX_POOL_HELPED, GX_POOL_STALLS, GX_POOL_WAIT_NS,
-    GX_POOL_MAX_RUNNING, GX_POOL_JOIN_NS, GX_POOL_BACKOFF, GX_POOL_NSTATS
+    GX_POOL_MAX_RUNNING, GX_POOL_JOIN_NS, GX_POOL_BACKOFF,
+    GX_POOL_OWNER_ITEMS, GX_POOL_WORKER_ITEMS, GX_POOL_MOVED, GX_POOL_PULLED,
+    GX_POOL_WALL_NS, GX_POOL_CPU_NS, GX_POOL_NSTATS
 };
 void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset);
 const char *gx_pool_stat_name(int i);   /* NULL outside 0 <= i < GX_POOL_NSTATS */
