@@ -1,8 +1,8 @@
-"""Issue 3's seven speed/memory criteria and the speed rows of issues 5, 11, 13, 15 and 23, measured here.
+"""Issue 3's seven speed/memory criteria and the speed rows of issues 5, 11, 13, 15, 23 and 29, measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict] [--only i15] [--isa avx2]
+    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29] [--isa avx2]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
@@ -24,7 +24,9 @@ pinned to one thread before it is imported (all JAX rows are 1-thread rows).
 """
 import argparse
 import os
+import statistics
 import sys
+import time
 import tracemalloc
 
 import numpy as np
@@ -75,7 +77,11 @@ class Ratios:
         progress(f"ratios: {row.num} {row.what}: {row.measured} ({row.verdict})")
 
     def time_pair(self, calls):
-        return {k: v.median for k, v in bench.measure(calls, **self.tcfg).items()}
+        """Medians of the calls timed side by side, and the pool's note: ''
+        unless our pool backed off during the measurement (issue 29)."""
+        with _common.PoolWatch() as w:
+            t = {k: v.median for k, v in bench.measure(calls, **self.tcfg).items()}
+        return t, w.note
 
     def speed_row(self, num, what, op, dtype, n, peer, *, threads, required, goal=None, ours="ours",
                   peer_threads=None):
@@ -95,20 +101,20 @@ class Ratios:
         if peer == "torch" and peer_threads is not None:
             # ours stays at `threads`; PyTorch runs at its own count
             bench.peer("torch").set_num_threads(peer_threads)
-        t = self.time_pair(calls)
+        t, pool = self.time_pair(calls)
         s = _speed(t["ours"], t["peer"])
-        self.add(num, what, f"{s:.2f}x", req, self.verdict(s >= required, peer))
+        self.add(num, what, f"{s:.2f}x", req, self.verdict(s >= required, peer), note=pool)
 
     def vs_call_row(self, num, what, ours_call, other_call, *, required, kind="speed", peer=None):
         """Row timing two given calls; ``peer``: the library ``other_call`` runs, if a peer."""
-        t = self.time_pair({"ours": ours_call, "other": other_call})
+        t, pool = self.time_pair({"ours": ours_call, "other": other_call})
         if kind == "speed":
             s = _speed(t["ours"], t["other"])
-            self.add(num, what, f"{s:.2f}x", f">= {required:g}x", self.verdict(s >= required, peer))
+            self.add(num, what, f"{s:.2f}x", f">= {required:g}x", self.verdict(s >= required, peer), note=pool)
         else:     # time ratio, smaller is better
             r = t["ours"] / t["other"]
             self.add(num, what, f"{r:.2f}x", f"<= {required:g}x", _verdict(r <= required),
-                     note=f"{t['ours'] * 1e9:.0f} ns vs {t['other'] * 1e9:.0f} ns")
+                     note="; ".join(filter(None, [f"{t['ours'] * 1e9:.0f} ns vs {t['other'] * 1e9:.0f} ns", pool])))
 
 
 def _ulp_all_paths(r):
@@ -181,7 +187,7 @@ def _memory(r):
 
 def run(min_repeats, only=None):
     if only != "i15":          # i15: the bfloat16 rows alone, no peers needed
-        for name in ("torch", "jax") + (("onnxruntime",) if only is None else ()):
+        for name in ("torch",) + (("jax",) if only != "i29" else ()) + (("onnxruntime",) if only is None else ()):
             progress(f"ratios: importing {name} ...")
             bench.peer(name)
         bench._load_torch()
@@ -192,6 +198,9 @@ def run(min_repeats, only=None):
         return info, r.rows
     if only == "i13":          # the SiLU / gated rows alone
         _issue13(r)
+        return info, r.rows
+    if only == "i29":          # threads right after a matmul
+        _issue29(r)
         return info, r.rows
     all_threads = gelu_ext.get_num_threads()
 
@@ -240,9 +249,10 @@ def run(min_repeats, only=None):
                 gelu_ext.set_num_threads(n)
                 return gelu_ext.fast_gelu(x, out=o)
             return f
-        t = r.time_pair({"1": with_threads(1), "2": with_threads(2)})
+        t, pool = r.time_pair({"1": with_threads(1), "2": with_threads(2)})
         s = t["1"] / t["2"]
-        r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", f"{s:.2f}x", ">= 1.7x", _verdict(s >= 1.7))
+        r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", f"{s:.2f}x", ">= 1.7x", _verdict(s >= 1.7), note=pool)
+        _issue29(r)
         gelu_ext.set_num_threads(0)
     # 6. a 16-element call against np.tanh on it (both allocate their result)
     bench.set_threads(None)
@@ -273,6 +283,46 @@ def run(min_repeats, only=None):
     _issue13(r)
     _issue15(r)
     return info, r.rows
+
+
+def _issue29(r, calls=41):
+    """Issue 29: the Transformer feed-forward pattern -- a matmul, then exact
+    GELU on its (512, 4096) float32 output -- with the matmul's runtime still
+    spinning on the other cores: 2 threads / 1 thread, the two alternating
+    call by call after an untimed matmul each (NumPy's OpenBLAS; torch.matmul
+    where PyTorch is installed), medians of single calls.  The note gives the
+    pool's counters over the 2-thread calls: their workers' share of the
+    items, and any back-off."""
+    rng = np.random.default_rng(29)
+    x = rng.standard_normal((512, 1024), dtype=np.float32)
+    w = rng.standard_normal((1024, 4096), dtype=np.float32) * np.float32(0.03)
+    h, o = np.empty((512, 4096), np.float32), np.empty((512, 4096), np.float32)
+    befores = [("np.matmul", lambda: np.matmul(x, w, out=h))]
+    torch = bench.peer("torch")
+    if torch is not None:
+        tx, tw, th = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(h)
+        befores.append(("torch.matmul", lambda: torch.matmul(tx, tw, out=th)))
+    order = np.random.default_rng(5)
+    for name, before in befores:
+        t = {1: [], 2: []}
+        for k in (1, 2, 1, 2):                          # warm-up
+            gelu_ext.set_num_threads(k)
+            before()
+            gelu_ext.fast_gelu(h, out=o)
+        with _common.PoolWatch() as pw:
+            for _ in range(calls):
+                for k in ((1, 2) if order.random() < 0.5 else (2, 1)):
+                    gelu_ext.set_num_threads(k)
+                    before()
+                    t0 = time.perf_counter()
+                    gelu_ext.fast_gelu(h, out=o)
+                    t[k].append(time.perf_counter() - t0)
+        s = statistics.median(t[1]) / statistics.median(t[2])
+        share = pw.delta("worker_items") / max(1, pw.delta("worker_items") + pw.delta("owner_items"))
+        note = "; ".join(filter(None, [f"workers computed {share:.0%} of the items", pw.note]))
+        r.add("i29", f"exact GELU f32 (512, 4096) right after {name}: 2 threads / 1 thread",
+              f"{s:.2f}x", ">= 1.8x", _verdict(s >= 1.8), note=note)
+    gelu_ext.set_num_threads(0)
 
 
 def _issue11(r):
@@ -408,8 +458,9 @@ def main(argv=None):
                    help="hold ours, PyTorch and JAX to this instruction set before the peers are imported "
                    "(GELU_EXT_ISA, ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa; the header reads each back); "
                    "ONNX Runtime cannot be held to one: below the CPU's best its rows say 'not comparable'")
-    p.add_argument("--only", choices=["i13", "i15"],
-                   help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32)")
+    p.add_argument("--only", choices=["i13", "i15", "i29"],
+                   help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32; "
+                   "i29: threads right after a matmul)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
@@ -417,7 +468,7 @@ def main(argv=None):
         bench.cap_isa(args.isa)            # before run() imports the peers
     info, rows = run(args.repeats, args.only)
     print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15; "
-          "issue 23: i23)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
+          "issue 23: i23; issue 29: i29)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
     print("\n".join(bench.header_lines(info) + bench.isa_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "

@@ -32,16 +32,26 @@
  *   items).  A worker that finds itself on the job owner's core moves off it
  *   (Linux: its affinity without that core for one call, then restored); on
  *   the other core a yielding spinner hands it the core at once.
- * - A threaded call is judged by the work it did, not by time off the core:
- *   it lost when its wall time (from opening the job) exceeds the CPU time
- *   its threads spent in their chunks -- what one thread would have needed
- *   for all of them -- by more than GX_STALL_NS.  A worker that joins late,
- *   shares a core with a yielding spinner or never joins costs nothing by
- *   this rule, and the call is not counted against the threads; a worker
- *   descheduled while holding a chunk on busy cores makes the owner wait
- *   longer than the chunk's work, and is.  Before (issue 12's rule: threads
+ * - Stragglers: a worker descheduled holding a chunk (its core taken by a
+ *   spinner or another process for a time slice, milliseconds) kept the
+ *   owner waiting for the whole slice.  The owner, out of chunks, spins
+ *   twice a chunk's time, then pulls the workers still computing onto its
+ *   own core (Linux: their affinity that core until they leave the job) and
+ *   sleeps, so the straggler runs there at once.
+ * - A threaded call is judged by the work its workers did, not by time off
+ *   the core: it lost when the owner waited on them longer than the CPU
+ *   time they put into it (GX_STALL_NS).  A worker that joins late, shares
+ *   a core with a yielding spinner or never joins costs nothing by this
+ *   rule; a straggler on busy cores does.  Before (issue 12's rule: threads
  *   more than a quarter of the call off their cores) every call after a
  *   matmul could count as a stall and send the next 8-1024 calls serial.
+ * - What no pool can get: a spinner holds its core.  OpenBLAS's yields, but
+ *   the scheduler (CFS, EEVDF) still gives it its fair share of that core
+ *   once our worker has run its own: a call longer than a time slice, next
+ *   to one spinner per core, gets about half a core per worker (2 cores:
+ *   4/3x one thread, not 2x).  libgomp's does not yield at all; a worker
+ *   woken onto its core waits for its time slice (a few ms) or for the
+ *   spin to end.  Those calls run on the caller, no slower than serial.
  * - Results cannot depend on this: each item is computed by the same code
  *   whichever thread takes its chunk.
  * Without pthreads (or a GNU-compatible compiler for the atomics), or built
@@ -80,15 +90,16 @@
 /* Wait policy: a worker spins this long after a job for the next one, then
  * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
 #define GX_SPIN_NS 100000LL
-/* A stall is a threaded call slower than one thread would have been: its
- * wall time, from opening the job to the last chunk done, exceeds the CPU
- * time (CLOCK_THREAD_CPUTIME_ID) its threads spent in their chunks plus
- * GX_STALL_NS -- typically a worker descheduled holding a chunk while the
- * owner waits for it: the cores are busy with other processes, and a
- * threaded call is exposed to it on every thread (measured, such calls took
- * 3-20x a serial one).  Where the system cannot tell a thread's CPU time,
- * the owner waiting on workers longer than a quarter of its own time plus
- * GX_STALL_NS is the sign.  After a stall, the
+/* A stall is a threaded call slower than one thread would have been: the
+ * owner, out of chunks, waited for workers still computing longer than the
+ * CPU time (CLOCK_THREAD_CPUTIME_ID) the workers put into the call, plus
+ * GX_STALL_NS -- what they cost it exceeds what they saved it.  Typically
+ * a worker descheduled holding a chunk: the cores are busy with other
+ * processes, and a threaded call is exposed to it on every thread
+ * (measured, such calls took 3-20x a serial one).  The owner's own time off
+ * its core counts for neither side: a serial call would lose it too.  Where
+ * the system cannot tell a thread's CPU time, a wait longer than a quarter
+ * of the owner's own time plus GX_STALL_NS is the sign.  After a stall, the
  * next gx_backoff threaded calls (or GX_BACKOFF_MAX_NS, whichever ends
  * first, for rare calls) run on the caller alone; gx_backoff grows 4x per
  * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
@@ -158,16 +169,22 @@ static int gx_running;          /* threads computing large calls: callers + join
 static int gx_waiting;          /* callers sleeping for a slot */
 static int gx_job_nt;           /* the owner's thread count */
 static long long gx_job_cpu_ns;  /* CPU ns workers spent in the job's chunks; -1: unknown */
+static long long gx_job_done_ns;  /* when the last worker left the job */
 static gx_pool_intp gx_job_witems;  /* items workers computed in the job */
 static int gx_job_cpu = -1;     /* the core the owner opened the job on (-1: unknown) */
-/* One per worker thread, for pulling a straggler (gx_pull_stragglers). */
+/* A worker's place in a job (gx_slot_t.state, atomic): a worker between
+ * chunks (IN) can be cut loose by the owner (CUT), a worker holding a chunk
+ * (CHUNK) is waited for; see gx_claim and gx_owner_wait. */
+enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
+/* One per worker thread. */
 typedef struct {
     long seen0;                 /* the job number it starts from */
-    int in_job;                 /* inside a job's chunk loop */
+    int state;                  /* GX_W_*, atomic */
     int pulled;                 /* its affinity is the owner's core until it leaves the job */
     long tid;                   /* kernel thread id; 0: unknown */
 #if defined(__linux__)
-    cpu_set_t saved;            /* its affinity before it was pulled */
+    int home_ok;                /* home was read */
+    cpu_set_t home;             /* its affinity, read while it is out of jobs */
 #endif
 } gx_slot_t;
 static gx_slot_t gx_slots[GX_POOL_MAX];
@@ -201,20 +218,34 @@ static long long gx_now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Take and compute chunks until none is left; returns the items computed. */
+/* Take and compute chunks until none is left; returns the items computed.
+ * A worker (me != NULL) claims each chunk by moving its state from IN to
+ * CHUNK first and back to IN after: once the owner has cut it loose (CUT)
+ * it claims nothing more, so the owner never waits for a worker that holds
+ * no chunk (descheduled between chunks, or not yet started). */
 static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
-                                  gx_pool_intp nchunks, int worker)
+                                  gx_pool_intp nchunks, gx_slot_t *me)
 {
     gx_pool_intp done = 0;
     for (;;) {
-        gx_pool_intp i = __atomic_fetch_add(&gx_next, 1, __ATOMIC_RELAXED);
-        if (i >= nchunks) return done;
+        int in = GX_W_IN;
+        if (me && !__atomic_compare_exchange_n(&me->state, &in, GX_W_CHUNK, 0,
+                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return done;            /* cut loose */
+        gx_pool_intp i = __atomic_fetch_add(&gx_next, 1, __ATOMIC_SEQ_CST);
+        if (i >= nchunks) {
+            if (me) __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
+            return done;
+        }
         gx_pool_intp lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
         fn(ctx, lo, hi);
         done += hi - lo;
+        if (!me) continue;
+        __atomic_fetch_add(&gx_job_witems, hi - lo, __ATOMIC_RELAXED);
+        __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
         /* a caller is sleeping for a slot: hand it ours; the job's owner
          * and any other worker finish the chunks */
-        if (worker && __atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return done;
+        if (__atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return done;
     }
 }
 
@@ -238,7 +269,7 @@ static long gx_gettid(void)
 #endif
 }
 
-/* Pull the workers still inside the job onto the owner's core `cpu` (under
+/* Pull the workers still holding a chunk onto the owner's core `cpu` (under
  * gx_lk), as the owner, out of chunks, is about to sleep until they finish:
  * a worker that has not finished its chunk in twice a chunk's time is
  * almost always off its core (descheduled for another process's or
@@ -255,14 +286,12 @@ static int gx_pull_stragglers(int cpu)
     CPU_SET(cpu, &here);
     for (int i = 0; i < gx_nworkers; i++) {
         gx_slot_t *w = &gx_slots[i];
-        if (!w->in_job || w->pulled || w->tid <= 0) continue;
-        if (sched_getaffinity((pid_t)w->tid, sizeof w->saved, &w->saved) != 0 ||
-            !CPU_ISSET(cpu, &w->saved))
+        if (__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) != GX_W_CHUNK || w->pulled || w->tid <= 0 ||
+            !w->home_ok || !CPU_ISSET(cpu, &w->home))
             continue;
-        if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) {
-            w->pulled = 1;
-            k++;
-        }
+        __atomic_store_n(&w->pulled, 1, __ATOMIC_RELAXED);     /* read by gx_leave_core */
+        if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) k++;
+        else __atomic_store_n(&w->pulled, 0, __ATOMIC_RELAXED);
     }
 #else
     (void)cpu;
@@ -270,26 +299,48 @@ static int gx_pull_stragglers(int cpu)
     return k;
 }
 
+/* Cut loose every worker of the job that is between chunks (under gx_lk,
+ * the owner out of chunks): it claims nothing more (gx_run_chunks) and the
+ * owner stops counting it, so the owner waits only for chunks being
+ * computed -- not for a worker descheduled before its first chunk or
+ * between two, which before cost the owner that worker's time off its core
+ * (after a matmul: a worker moved off the owner's core that waited there
+ * behind a spinner, ~0.1 ms of a 0.5 ms call).  The worker sees CUT when it
+ * leaves its chunk loop and leaves without the job's accounting. */
+static void gx_cut_loose(void)
+{
+    for (int i = 0; i < gx_nworkers; i++) {
+        int in = GX_W_IN;
+        if (__atomic_compare_exchange_n(&gx_slots[i].state, &in, GX_W_CUT, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
+            gx_running--;
+        }
+    }
+}
+
 /* A worker woken onto the core of the job's owner moves off it: both would
  * share one core while the other is taken by another runtime's spinner
  * (the kernel places a wakee on the waker's core when no core is idle).
- * Setting the thread's affinity to its own set without that core moves it
- * now; restoring the set leaves it where it landed.  Returns 1 if it moved.
- * Linux only; elsewhere the scheduler decides, as before. */
-static int gx_leave_core(int cpu)
+ * Setting the thread's affinity to its home set without that core moves it
+ * now; restoring the set leaves it where it landed.  Not once the owner has
+ * pulled it back.  Returns 1 if it moved.  Linux only; elsewhere the
+ * scheduler decides, as before. */
+static int gx_leave_core(gx_slot_t *me, int cpu)
 {
 #if defined(__linux__)
-    cpu_set_t mine, other;
-    if (cpu < 0 || cpu >= CPU_SETSIZE || gx_current_cpu() != cpu) return 0;
-    if (sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_ISSET(cpu, &mine) ||
-        CPU_COUNT(&mine) < 2)
+    cpu_set_t other;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !me->home_ok || !CPU_ISSET(cpu, &me->home) ||
+        CPU_COUNT(&me->home) < 2 || gx_current_cpu() != cpu ||
+        __atomic_load_n(&me->pulled, __ATOMIC_RELAXED))
         return 0;
-    other = mine;
+    other = me->home;
     CPU_CLR(cpu, &other);
     if (sched_setaffinity(0, sizeof other, &other) != 0) return 0;
-    sched_setaffinity(0, sizeof mine, &mine);
+    sched_setaffinity(0, sizeof me->home, &me->home);
     return 1;
 #else
+    (void)me;
     (void)cpu;
     return 0;
 #endif
@@ -329,10 +380,22 @@ static void gx_spin_until_zero(const int *p, long long ns)
     }
 }
 
+/* Read the worker's own affinity (outside any job: gx_pull_stragglers and
+ * gx_leave_core read it only while the worker is in one). */
+static void gx_read_home(gx_slot_t *me)
+{
+#if defined(__linux__)
+    me->home_ok = sched_getaffinity(0, sizeof me->home, &me->home) == 0;
+#else
+    (void)me;
+#endif
+}
+
 static void *gx_worker(void *arg)
 {
     gx_slot_t *me = &gx_slots[(size_t)arg];
     long seen;
+    gx_read_home(me);
     pthread_mutex_lock(&gx_lk);
     seen = me->seen0;
     me->tid = gx_gettid();
@@ -350,6 +413,7 @@ static void *gx_worker(void *arg)
         }
         seen = gx_gen;
         __atomic_fetch_add(&gx_joined, 1, __ATOMIC_RELAXED);   /* read unlocked by a spinning owner */
+        __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
         gx_running++;
         gx_st[GX_POOL_HELPED]++;
         gx_st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_t_open;
@@ -357,40 +421,40 @@ static void *gx_worker(void *arg)
         {
             gx_pool_fn fn = gx_job_fn;
             void *ctx = gx_job_ctx;
-            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks, done;
-            int owner_cpu = gx_job_cpu, moved;
-            long long c0;
-            me->in_job = 1;
+            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
+            int owner_cpu = gx_job_cpu, moved, cut, pulled;
+            long long c0, cpu;
             pthread_mutex_unlock(&gx_lk);
-            moved = gx_leave_core(owner_cpu);
+            moved = gx_leave_core(me, owner_cpu);
             c0 = gx_thread_cpu_ns();
-            done = gx_run_chunks(fn, ctx, n, chunk, nchunks, 1);
+            gx_run_chunks(fn, ctx, n, chunk, nchunks, me);
+            cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;   /* no system call under the lock */
             pthread_mutex_lock(&gx_lk);
-            if (c0 < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
-            else gx_job_cpu_ns += gx_thread_cpu_ns() - c0;
-            gx_job_witems += done;
-            gx_st[GX_POOL_WORKER_ITEMS] += done;
             gx_st[GX_POOL_MOVED] += moved;
-            me->in_job = 0;
-#if defined(__linux__)
-            if (me->pulled) {       /* back to the affinity it had */
-                sched_setaffinity(0, sizeof me->saved, &me->saved);
-                me->pulled = 0;
+            pulled = me->pulled;
+            cut = __atomic_exchange_n(&me->state, GX_W_OUT, __ATOMIC_ACQ_REL) == GX_W_CUT;
+            if (!cut) {             /* cut loose: the owner left the job for it */
+                if (cpu < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
+                else gx_job_cpu_ns += cpu;
+                if (__atomic_sub_fetch(&gx_joined, 1, __ATOMIC_RELEASE) == 0) gx_job_done_ns = gx_now_ns();
+                gx_running--;
             }
-#endif
-        }
-        __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
-        gx_running--;
-        {
-            /* signal after unlocking (as everywhere here): a woken thread
-             * that preempts us must not find the lock held, or it sleeps
-             * again until we are scheduled back -- measured on busy cores,
-             * that cost milliseconds per call */
-            int idle = gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
-            if (idle || slot) {
+            {
+                /* signal after unlocking (as everywhere here): a woken thread
+                 * that preempts us must not find the lock held, or it sleeps
+                 * again until we are scheduled back -- measured on busy cores,
+                 * that cost milliseconds per call */
+                int idle = !cut && gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
                 pthread_mutex_unlock(&gx_lk);
                 if (idle) pthread_cond_signal(&gx_idle);
                 if (slot) pthread_cond_broadcast(&gx_slot);
+#if defined(__linux__)
+                if (pulled) {       /* back to its own affinity, out of the job */
+                    sched_setaffinity(0, sizeof me->home, &me->home);
+                    __atomic_store_n(&me->pulled, 0, __ATOMIC_RELAXED);
+                }
+#endif
+                gx_read_home(me);
                 pthread_mutex_lock(&gx_lk);
             }
         }
@@ -536,6 +600,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_job_nchunks = nchunks;
         gx_job_nt = nthreads;
         gx_job_cpu_ns = 0;
+        gx_job_done_ns = 0;
         gx_job_witems = 0;
         gx_job_cpu = gx_current_cpu();
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
@@ -551,12 +616,13 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 
     if (own) {
         long long c0 = gx_thread_cpu_ns(), c1;
-        long long t0 = gx_now_ns(), t1, t2, own_ns, wall, cpu;
-        gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, 0);
+        long long t0 = gx_now_ns(), t1, t2, own_ns, wall, cpu, straggle;
+        gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, NULL);
         t1 = gx_now_ns();
         c1 = gx_thread_cpu_ns();
         pthread_mutex_lock(&gx_lk);
         gx_open = 0;                /* late wakers stay out */
+        gx_cut_loose();
         if (gx_joined > 0) {
             /* a worker still computing its last chunk: wait twice a chunk's
              * time (the owner's own rate) spinning, then pull it onto this
@@ -567,6 +633,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
             pthread_mutex_unlock(&gx_lk);
             gx_spin_until_zero(&gx_joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
             pthread_mutex_lock(&gx_lk);
+            gx_cut_loose();
             if (gx_joined > 0) gx_st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
             while (gx_joined > 0) {
                 gx_owner_sleeping = 1;
@@ -579,17 +646,20 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         own_ns = t1 - t0;
         wall = t2 - gx_t_open;
         cpu = c0 < 0 || gx_job_cpu_ns < 0 ? -1 : (c1 - c0) + gx_job_cpu_ns;
+        straggle = gx_job_done_ns > t1 ? gx_job_done_ns - t1 : 0;
         gx_st[GX_POOL_JOBS]++;
         gx_st[GX_POOL_WAIT_NS] += t2 - t1;
         gx_st[GX_POOL_OWNER_ITEMS] += mine;
+        gx_st[GX_POOL_WORKER_ITEMS] += gx_job_witems;
         if (cpu >= 0) {             /* calls whose CPU time is known */
             gx_st[GX_POOL_WALL_NS] += wall;
             gx_st[GX_POOL_CPU_NS] += cpu;
         }
-        /* slower than one thread doing all the chunks (see GX_STALL_NS);
-         * a short preemption (on an idle VM kernel threads take a core for
-         * a few microseconds in ~7% of 0.5 ms calls) is within the margin */
-        if (cpu >= 0 ? wall > cpu + GX_STALL_NS : t2 - t1 > own_ns / 4 + GX_STALL_NS) {
+        /* the workers cost the owner more waiting than they computed (see
+         * GX_STALL_NS); a short preemption (on an idle VM kernel threads
+         * take a core for a few microseconds in ~7% of 0.5 ms calls) is
+         * within the margin */
+        if (cpu >= 0 ? straggle > gx_job_cpu_ns + GX_STALL_NS : straggle > own_ns / 4 + GX_STALL_NS) {
             gx_st[GX_POOL_STALLS]++;
             gx_stall_t = t2;
             gx_stall_calls = 0;

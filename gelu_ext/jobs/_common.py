@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 import gelu_ext
+from gelu_ext import _ufuncs
 
 # ------------------------------------------------ progress, optional extras --
 
@@ -235,6 +236,35 @@ def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5
         q1, med, q3 = np.percentile(samples[k], [25, 50, 75])
         out[k] = Timing(float(med), float(q1), float(q3), repeats, loops[k])
     return out
+
+
+class PoolWatch:
+    """The thread pool's counters around a measurement (issue 29), so that no
+    ratio silently measures the pool's back-off: after a threaded call that
+    was slower than one thread (src/gx_pool.c), the next 8-1024 large calls
+    run on the caller alone, and a column timed then is not the kernel's
+    threaded speed.  ``with PoolWatch() as w: ...``, then ``w.note`` is ''
+    or says how many of our large calls ran serially."""
+
+    def __enter__(self):
+        self.before = _ufuncs._pool_stats()
+        self.after = None
+        return self
+
+    def __exit__(self, *exc):
+        self.after = _ufuncs._pool_stats()
+        return False
+
+    def delta(self, key):
+        return self.after[key] - self.before[key]
+
+    @property
+    def note(self):
+        serial, stalls = self.delta("backoff"), self.delta("stalls")
+        if not serial and not stalls:
+            return ""
+        return (f"pool backed off: {serial} of {serial + self.delta('jobs')} large calls of ours "
+                f"ran on one thread after {stalls} stall(s)")
 
 
 def medians(calls, repeats):
