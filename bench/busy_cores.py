@@ -283,9 +283,12 @@ def runtimes_report(a):
     print(f"{'before each call':<20}{'shape':>12}{'1 thread ms':>13}{'default ms':>12}{'speed-up':>10}"
           f"{'computing':>11}   default calls: threaded / helped / workers' share / stalls / serial")
     for name, shape, t1, td, st, reps in rows:
-        share = st["worker_items"] / max(1, st["worker_items"] + st["owner_items"])
-        par = f"{st['cpu_ns'] / st['wall_ns']:.2f}" if threaded and st["wall_ns"] else "n/a"
-        how = (f"{st['jobs']:>3}/{reps} / {st['helped']:>3} / {share:5.0%} / {st['stalls']} / {st['backoff']}"
+        # (a build before issue 29 lacks the item and CPU-time counters:
+        # n/a, so the same command compares it)
+        items = st.get("worker_items", 0) + st.get("owner_items", 0)
+        share = f"{st['worker_items'] / items:.0%}" if items else "n/a"
+        par = f"{st['cpu_ns'] / st['wall_ns']:.2f}" if st.get("wall_ns") else "n/a"
+        how = (f"{st['jobs']:>3}/{reps} / {st['helped']:>3} / {share:>5} / {st['stalls']} / {st['backoff']}"
                if threaded else "(built without threads)")
         print(f"{name:<20}{'x'.join(map(str, shape)):>12}{t1 * 1e3:>13.3f}{td * 1e3:>12.3f}"
               f"{t1 / td:>10.2f}{par:>11}   {how}")

@@ -32,12 +32,16 @@
  *   items).  A worker that finds itself on the job owner's core moves off it
  *   (Linux: its affinity without that core for one call, then restored); on
  *   the other core a yielding spinner hands it the core at once.
- * - Stragglers: a worker descheduled holding a chunk (its core taken by a
- *   spinner or another process for a time slice, milliseconds) kept the
- *   owner waiting for the whole slice.  The owner, out of chunks, spins
- *   twice a chunk's time, then pulls the workers still computing onto its
- *   own core (Linux: their affinity that core until they leave the job) and
- *   sleeps, so the straggler runs there at once.
+ * - Stragglers: a worker descheduled (its core taken by a spinner or
+ *   another process for a time slice, milliseconds) kept the owner waiting
+ *   for the whole slice.  A worker claims each chunk by moving its state
+ *   from IN to CHUNK (compare-and-swap), so the owner, out of chunks, cuts
+ *   loose every worker between chunks and waits only for chunks being
+ *   computed; for those it spins twice a chunk's time, then pulls their
+ *   workers onto its own core (Linux: their affinity that core until they
+ *   leave the job) and sleeps, so a straggler runs there at once.  No
+ *   system call is made under the pool lock (a worker preempted in one
+ *   while holding it held the owner for milliseconds).
  * - A threaded call is judged by the work its workers did, not by time off
  *   the core: it lost when the owner waited on them longer than the CPU
  *   time they put into it (GX_STALL_NS).  A worker that joins late, shares

@@ -39,6 +39,27 @@ def test_medians_times_every_call_the_given_number_of_times():
     assert calls == {"a": 2 + 4, "b": 2 + 4}       # warm-up, calibration, 4 timed
 
 
+def _stats(**k):
+    base = dict.fromkeys(("jobs", "stalls", "backoff", "owner_items", "worker_items"), 0)
+    return {**base, **k}
+
+
+def test_pool_watch_says_nothing_when_the_pool_did_not_back_off(monkeypatch):
+    seq = iter([_stats(jobs=3), _stats(jobs=10)])
+    monkeypatch.setattr(_common._ufuncs, "_pool_stats", lambda reset=False: next(seq))
+    with _common.PoolWatch() as w:
+        pass
+    assert w.note == "" and w.delta("jobs") == 7
+
+
+def test_pool_watch_names_the_calls_sent_serial(monkeypatch):
+    seq = iter([_stats(jobs=3, stalls=1, backoff=2), _stats(jobs=10, stalls=2, backoff=10)])
+    monkeypatch.setattr(_common._ufuncs, "_pool_stats", lambda reset=False: next(seq))
+    with _common.PoolWatch() as w:
+        pass
+    assert w.note == "pool backed off: 8 of 15 large calls of ours ran on one thread after 1 stall(s)"
+
+
 def test_machine_info_names_the_configuration():
     info = _common.machine_info(("no_such_module",))
     assert info["versions"]["numpy"] == np.__version__

@@ -922,7 +922,7 @@ def collect(ops, dtypes, sizes, peers, threads, quick, title):
     impls = ["ours", "numpy", "textbook"] + installed
     timed = ["ours"] + (["ours_alloc"] if "jax" in installed else []) + impls[1:] + ["copyto"]
 
-    results, accuracy_, skipped = [], {}, {}
+    results, accuracy_, skipped, backoffs = [], {}, {}, []
     cells = [(dt, o, n) for dt in dtypes for o in ops for n in sizes]
     for i, (dt, okey, n) in enumerate(cells, 1):
         op = OPS[okey]
@@ -934,12 +934,16 @@ def collect(ops, dtypes, sizes, peers, threads, quick, title):
                 calls[impl] = prepare(impl, op, d, threads)
             except Unavailable as e:
                 skipped[(dt, okey, impl)] = str(e)
-        tm = measure(calls, **tcfg)
+        with _common.PoolWatch() as pool:
+            tm = measure(calls, **tcfg)
+        if pool.note:             # our column timed partly serial calls (issue 29)
+            backoffs.append(f"{dt} {op.title} {_size_label(n)}: {pool.note}")
         for impl, t in tm.items():
             results.append({"dtype": dt, "op": okey, "n": d["n"], "size": n, "impl": impl, "threads": threads,
                             "median_s": t.median, "q1_s": t.q1, "q3_s": t.q3, "repeats": t.repeats,
                             "loops": t.loops, "gelem_s": d["n"] / t.median / 1e9,
-                            "gb_s": op.arrays * d["n"] * np.dtype(dt).itemsize / t.median / 1e9})
+                            "gb_s": op.arrays * d["n"] * np.dtype(dt).itemsize / t.median / 1e9,
+                            "pool_backoff": pool.delta("backoff") if impl.startswith("ours") else 0})
         del d, calls
     for dt in dtypes:
         for okey in ops:
@@ -949,7 +953,7 @@ def collect(ops, dtypes, sizes, peers, threads, quick, title):
     return {"title": title, "ops": ops, "dtypes": dtypes, "sizes": sizes, "threads": threads,
             "timing": tcfg, "n32": n32, "n64": n64, "info": info, "installed": installed,
             "impls": impls, "results": results, "accuracy": accuracy_, "gelu_vs_relu": ratios,
-            "skipped": skipped, "seconds": time.perf_counter() - t_start}
+            "skipped": skipped, "pool_backoffs": backoffs, "seconds": time.perf_counter() - t_start}
 
 
 def format_report(run):
@@ -984,7 +988,9 @@ def format_report(run):
         for okey in ops:
             for n in sizes:
                 ours = byk.get((dt, okey, n, "ours"))
-                line = f"{OPS[okey].title:<16} {_size_label(n):>6} {_g(ours['gelem_s'])} {_g(ours['gb_s'], 6)}"
+                mark = "!" if ours.get("pool_backoff") else ""
+                line = (f"{OPS[okey].title:<16} {_size_label(n) + mark:>6} {_g(ours['gelem_s'])} "
+                        f"{_g(ours['gb_s'], 6)}")
                 for c in cols:
                     r = byk.get((dt, okey, n, c))
                     if r is None:
@@ -1055,6 +1061,8 @@ def format_report(run):
             seen.setdefault((impl, why), []).append(f"{OPS[okey].title} {dt}")
         for (impl, why), where in seen.items():
             out.append(f"{_TITLE[impl]} skipped for {', '.join(sorted(set(where)))}: {why}")
+    for line in run.get("pool_backoffs", []):
+        out.append(f"! {line}: that row's 'ours' columns time partly one-thread calls, not the threaded kernel")
     out.append(f"(run took {run['seconds']:.1f} s)")
     return out
 

