@@ -1,17 +1,16 @@
 /*
  * gx_isa_compile.h -- the kernels of one row of GX_ISAS (gx_isas.h): the
  * includer sets GX_ISA_ROW to that row (GX_ISA_ROW0, ...); an empty row
- * compiles nothing.  Under the row's target pragma: its primitives header,
- * then the shared kernel files; after it (so that this code runs on any
- * CPU) the function that fills a dispatch table with the row's kernels
- * for the CPU's loop choices (gx_choices, gx_kdefs.h).
+ * compiles nothing.  Under the row's target (GX_TARGET_PUSH, gx_kdefs.h):
+ * its primitives header, then the shared kernel files; after it (so that
+ * this code runs on any CPU) the function that fills a dispatch table with
+ * the row's kernels for the CPU's loop choices (gx_choices, gx_kdefs.h).
  */
 #if (0 GX_ISA_ROW(GX_ISA_COL_ONE))
 #define GX_ISA GX_ISA_ROW(GX_ISA_COL_NAME)
 #define GX_ISA_LEVEL GX_ISA_ROW(GX_ISA_COL_LEVEL)
 #if GX_ISA_LEVEL > 0 && !defined(GX_ISA_NO_TARGET_PRAGMA)
-#pragma GCC push_options
-GX_PRAGMA(GCC target(GX_ISA_ROW(GX_ISA_COL_TARGET)))
+GX_TARGET_PUSH(GX_ISA_ROW(GX_ISA_COL_TARGET))
 #endif
 #include GX_ISA_ROW(GX_ISA_COL_HEADER)
 #include "gx_loops.h"           /* the table loops */
@@ -20,7 +19,7 @@ GX_PRAGMA(GCC target(GX_ISA_ROW(GX_ISA_COL_TARGET)))
 #include "gx_k_instances.h"     /* each op's float32 and float64 kernels */
 #include "gx_k_16bit.h"         /* each op's float16 and bfloat16 kernels */
 #if GX_ISA_LEVEL > 0 && !defined(GX_ISA_NO_TARGET_PRAGMA)
-#pragma GCC pop_options
+GX_TARGET_POP
 #endif
 
 #ifdef GX_F32_STORE_BN

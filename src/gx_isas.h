@@ -12,7 +12,8 @@
  *           uses; also names its primitives header, HEADER
  *   LEVEL   0 for the scalar baseline, then 1, 2, ... in order of preference
  *   CPU     int CPU(void): 1 if this CPU (and OS) runs the path
- *   TARGET  the GCC target string its kernels are compiled with ("" for the
+ *   TARGET  the target string its kernels are compiled with (GCC's and
+ *           clang's syntax: GX_TARGET_PUSH, gx_kdefs.h; "" for the
  *           baseline, which takes the build's own flags, and for a block
  *           that defines GX_ISA_NO_TARGET_PRAGMA: aarch64)
  *   HEADER  its primitives header (src/simd/, the contract in gx_loops.h)
@@ -46,6 +47,7 @@ static inline int gx_cpu_baseline(void) { return 1; }
                          "simd/avx512.h", "%zmm")
 
 #include <cpuid.h>
+#include <immintrin.h>      /* before any row's target block (GX_TARGET_PUSH) */
 /* F16C (the float16 conversions of both vector paths): CPUID leaf 1, ECX bit
  * 29.  GCC 12's __builtin_cpu_supports does not know it. */
 static inline int gx_cpu_f16c(void)

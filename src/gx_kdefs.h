@@ -20,6 +20,24 @@
 #define GX_IF_1(...) __VA_ARGS__
 #define GX_IF(flag) GX_IF_##flag     /* GX_IF(1)(code) is code, GX_IF(0)(code) nothing */
 
+/* The one portable seam for compiling a block of functions for an ISA the
+ * build's flags do not name (gx_isa_compile.h, one block per row of
+ * GX_ISAS): GCC's push_options + target pragma, which clang ignores; clang's
+ * attribute push of target(...) onto every function the block defines.  The
+ * intrinsics headers are included before any block (gx_isas.h), so their
+ * own functions keep their own attributes.  Elsewhere (MSVC) nothing: its
+ * intrinsics need no target. */
+#if defined(__clang__)
+#define GX_TARGET_PUSH(T) GX_PRAGMA(clang attribute push(__attribute__((target(T))), apply_to = function))
+#define GX_TARGET_POP GX_PRAGMA(clang attribute pop)
+#elif defined(__GNUC__)
+#define GX_TARGET_PUSH(T) GX_PRAGMA(GCC push_options) GX_PRAGMA(GCC target(T))
+#define GX_TARGET_POP GX_PRAGMA(GCC pop_options)
+#else
+#define GX_TARGET_PUSH(T)
+#define GX_TARGET_POP
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_NOINLINE __attribute__((noinline))
 #else

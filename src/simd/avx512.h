@@ -76,7 +76,9 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
  * every other value, NaN payloads included, its bits are vstore_b's
  * (compared on all 2^32 float32 values, AMD Zen 5). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10)
-#define GX_BN_TARGET __attribute__((target("avx512bf16")))
+/* the row's whole target plus avx512bf16: under clang's attribute push a
+ * function's own target replaces the pushed one (GCC adds to it) */
+#define GX_BN_TARGET __attribute__((target(GX_ISA_ROW(GX_ISA_COL_TARGET) ",avx512bf16")))
 static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */

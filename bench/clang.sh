@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The extension built with clang (issue 30): every ISA path this CPU runs
+# gives the GCC build's bits, and the quick tier passes on the clang build.
+# clang is what every Intel Mac (Apple clang) and `CC=clang` users build
+# with; it ignores `#pragma GCC target`, so the per-ISA blocks go through
+# GX_TARGET_PUSH (src/gx_kdefs.h).
+#
+#   PYTHON=python bench/clang.sh            # $PYTHON: an interpreter with the GCC build
+#                                           # of gelu_ext and its test extra installed
+#   PYTHON=python bench/clang.sh --install  # first apt-get install clang-19 if no clang is found
+#
+# Steps: (1) a fresh virtualenv and a copy of the tracked files (pip builds
+# in the tree), `CC=clang pip install -v '.[test]'`, failing on any compiler
+# warning (setup.py compiles with -Wall); (2) bench/fingerprint.py --quick
+# on the GCC build ($PYTHON), then --compare --nan-payloads on the clang
+# build: every op x dtype x ISA path x loop switch, NaN payloads aside
+# (clang commutes some multiplies, so where two NaN operands meet the other
+# operand's payload comes out: IEEE 754 leaves that open); (3) pytest -m
+# "not slow and not idle" on the clang build.
+# Exit status: 0 the same bits and the tier passed; 1 a warning, a
+# difference or a failure; 77 no clang here (skipped, with a note).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+install=0
+for a in "$@"; do
+    case "$a" in
+        --install) install=1 ;;
+        *) echo "usage: bench/clang.sh [--install]" >&2; exit 2 ;;
+    esac
+done
+PYTHON="${PYTHON:-python3}"
+PKG=clang-19
+
+find_clang() {
+    local c
+    for c in ${CLANG:-} clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang; do
+        if command -v "$c" >/dev/null; then echo "$c"; return; fi
+    done
+}
+if [ -z "$(find_clang)" ] && [ "$install" = 1 ]; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        echo "== apt-get install $PKG"
+        # another job of CI may hold the package lock (bench/aarch64.sh --install): wait for it
+        (timeout 600 apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+            DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=300 \
+                install -y -qq "$PKG") >/dev/null 2>&1 || echo "note: apt-get could not install $PKG"
+    else
+        echo "note: cannot install $PKG here (needs apt-get and root)"
+    fi
+fi
+CLANG="$(find_clang)"
+if [ -z "$CLANG" ]; then
+    echo "note: clang check skipped: no clang here (Debian: apt-get install $PKG)"
+    exit 77
+fi
+start=$(date +%s)
+work="$(mktemp -d "${TMPDIR:-/tmp}/gelu_ext_clang.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# (1) the build
+git ls-files -z | xargs -0 cp --parents -t "$work"
+"$PYTHON" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1
+if ! (cd "$work" && CC="$CLANG" "$work/venv/bin/pip" install -v --no-cache-dir '.[test]') \
+        > "$work/build.log" 2>&1; then
+    tail -n 40 "$work/build.log"
+    echo "clang ($CLANG): build FAILED"
+    exit 1
+fi
+if grep -E '(^|[^A-Za-z])warning:' "$work/build.log" | grep -v -e 'byte-compil' -e '^WARNING'; then
+    echo "clang ($CLANG): the build warns (above)"
+    exit 1
+fi
+
+# (2) the bits: the GCC build's fingerprint, then the clang build against it
+(cd "$work" && "$PYTHON" bench/fingerprint.py --quick -o "$work/gcc.txt") > /dev/null 2> "$work/fp.log" || {
+    tail -n 20 "$work/fp.log"; echo "clang: the GCC fingerprint FAILED"; exit 1; }
+if ! (cd "$work" && "$work/venv/bin/python" bench/fingerprint.py --compare "$work/gcc.txt" --nan-payloads) \
+        > "$work/compare.txt" 2>> "$work/fp.log"; then
+    head -n 40 "$work/compare.txt"
+    echo "clang ($CLANG): bits differ from the GCC build (above)"
+    exit 1
+fi
+compared="$(tail -n 1 "$work/compare.txt")"
+
+# (3) the quick tier on the clang build
+if ! summary="$(cd "$work" && "$work/venv/bin/pytest" -q -m "not slow and not idle" -p no:cacheprovider 2>&1 | tail -n 30)"; then
+    echo "$summary"
+    echo "clang ($CLANG): quick tier FAILED"
+    exit 1
+fi
+paths="$("$work/venv/bin/python" -c 'from gelu_ext import _ufuncs as u; n = u.ISA_NAMES; print(", ".join(n[: n.index(u._best_isa()) + 1]))')"
+echo "clang ($("$CLANG" --version | head -n 1)): no warnings; paths $paths: the GCC build's bits, NaN payloads aside (${compared#\# }); quick tier: ${summary##*$'\n'} ($(( $(date +%s) - start )) s)"
