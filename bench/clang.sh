@@ -90,5 +90,5 @@ if ! summary="$(cd "$work" && "$work/venv/bin/pytest" -q -m "not slow and not id
     echo "clang ($CLANG): quick tier FAILED"
     exit 1
 fi
-paths="$("$work/venv/bin/python" -c 'from gelu_ext import _ufuncs as u; n = u.ISA_NAMES; print(", ".join(n[: n.index(u._best_isa()) + 1]))')"
+paths="$(cd / && "$work/venv/bin/python" -c 'from gelu_ext import _ufuncs as u; n = u.ISA_NAMES; print(", ".join(n[: n.index(u._best_isa()) + 1]))')"
 echo "clang ($("$CLANG" --version | head -n 1)): no warnings; paths $paths: the GCC build's bits, NaN payloads aside (${compared#\# }); quick tier: ${summary##*$'\n'} ($(( $(date +%s) - start )) s)"
