@@ -49,6 +49,7 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs
+from gelu_ext.jobs import _common
 
 SAMPLE_S = 0.02
 SPIN = "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *a: sys.exit(0))\nwhile True: pass\n"
@@ -179,24 +180,9 @@ def runtime_table(repeats):
             scenarios += [("after torch gelu", lambda: torch.ops.aten.gelu.out(th, out=to)),
                           ("after torch.matmul", lambda: torch.matmul(tx, tw, out=tmm))]
         reps = repeats if h.size < (1 << 22) else max(5, repeats // 3)
-        order = np.random.default_rng(5)
         for name, before in scenarios:
-            for threads in (1, None):                       # warm-up, both modes
-                gelu_ext.set_num_threads(threads)
-                before()
-                gelu_ext.fast_gelu(h, out=o)
-            t = {1: [], None: []}
-            _ufuncs._pool_stats(reset=True)
-            for _ in range(reps):
-                for threads in ((1, None) if order.random() < 0.5 else (None, 1)):
-                    gelu_ext.set_num_threads(threads)
-                    before()
-                    t0 = time.perf_counter()
-                    gelu_ext.fast_gelu(h, out=o)
-                    t[threads].append(time.perf_counter() - t0)
-            rows.append((name, shape, statistics.median(t[1]), statistics.median(t[None]),
-                         _ufuncs._pool_stats(), reps))
-    gelu_ext.set_num_threads(None)
+            med, pool = _common.medians_after(before, lambda: gelu_ext.fast_gelu(h, out=o), (1, None), reps)
+            rows.append((name, shape, med[1], med[None], {k: pool.delta(k) for k in pool.after}, reps))
     return rows, (None if torch is None else torch.__version__)
 
 

@@ -24,9 +24,7 @@ pinned to one thread before it is imported (all JAX rows are 1-thread rows).
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 import tracemalloc
 
 import numpy as np
@@ -302,27 +300,13 @@ def _issue29(r, calls=41):
     if torch is not None:
         tx, tw, th = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(h)
         befores.append(("torch.matmul", lambda: torch.matmul(tx, tw, out=th)))
-    order = np.random.default_rng(5)
     for name, before in befores:
-        t = {1: [], 2: []}
-        for k in (1, 2, 1, 2):                          # warm-up
-            gelu_ext.set_num_threads(k)
-            before()
-            gelu_ext.fast_gelu(h, out=o)
-        with _common.PoolWatch() as pw:
-            for _ in range(calls):
-                for k in ((1, 2) if order.random() < 0.5 else (2, 1)):
-                    gelu_ext.set_num_threads(k)
-                    before()
-                    t0 = time.perf_counter()
-                    gelu_ext.fast_gelu(h, out=o)
-                    t[k].append(time.perf_counter() - t0)
-        s = statistics.median(t[1]) / statistics.median(t[2])
+        med, pw = _common.medians_after(before, lambda: gelu_ext.fast_gelu(h, out=o), (1, 2), calls)
+        s = med[1] / med[2]
         share = pw.delta("worker_items") / max(1, pw.delta("worker_items") + pw.delta("owner_items"))
         note = "; ".join(filter(None, [f"workers computed {share:.0%} of the items", pw.note]))
         r.add("i29", f"exact GELU f32 (512, 4096) right after {name}: 2 threads / 1 thread",
               f"{s:.2f}x", ">= 1.8x", _verdict(s >= 1.8), note=note)
-    gelu_ext.set_num_threads(0)
 
 
 def _issue11(r):

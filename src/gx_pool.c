@@ -175,10 +175,10 @@ static int gx_job_nt;           /* the owner's thread count */
 static long long gx_job_cpu_ns;  /* CPU ns workers spent in the job's chunks; -1: unknown */
 static long long gx_job_done_ns;  /* when the last worker left the job */
 static gx_pool_intp gx_job_witems;  /* items workers computed in the job */
-static int gx_job_cpu = -1;     /* the core the owner opened the job on (-1: unknown) */
+static int gx_owner_core = -1;  /* the core the owner opened the job on (-1: unknown) */
 /* A worker's place in a job (gx_slot_t.state, atomic): a worker between
  * chunks (IN) can be cut loose by the owner (CUT), a worker holding a chunk
- * (CHUNK) is waited for; see gx_claim and gx_owner_wait. */
+ * (CHUNK) is waited for; see gx_run_chunks and gx_cut_loose. */
 enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
 /* One per worker thread. */
 typedef struct {
@@ -196,14 +196,12 @@ static gx_pool_fn gx_job_fn;
 static void *gx_job_ctx;
 static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
 static gx_pool_intp gx_next;    /* next unclaimed chunk */
-/* counters for gx_pool_stats: owned jobs, jobs a worker joined, jobs whose
- * owner was held up (stalls), ns owners waited, most threads computing */
-static long long gx_t_open;
+static long long gx_t_open;      /* when the job was opened */
 static long long gx_st[GX_POOL_NSTATS];     /* the counters of gx_pool_stats */
 
 /* CPU time of the calling thread so far (ns); -1 where the system cannot
- * say per thread.  Wall time minus this, over a run of chunks, is the time
- * the thread spent off its core: another thread had it. */
+ * say per thread.  Over a run of chunks: that run's work, whatever time the
+ * thread spent off its core (the stall rule, the cpu_ns counter). */
 static long long gx_thread_cpu_ns(void)
 {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
@@ -213,7 +211,6 @@ static long long gx_thread_cpu_ns(void)
 #endif
     return -1;
 }
-
 
 static long long gx_now_ns(void)
 {
@@ -426,10 +423,10 @@ static void *gx_worker(void *arg)
             gx_pool_fn fn = gx_job_fn;
             void *ctx = gx_job_ctx;
             gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
-            int owner_cpu = gx_job_cpu, moved, cut, pulled;
+            int owner_core = gx_owner_core, moved, cut, pulled;
             long long c0, cpu;
             pthread_mutex_unlock(&gx_lk);
-            moved = gx_leave_core(me, owner_cpu);
+            moved = gx_leave_core(me, owner_core);
             c0 = gx_thread_cpu_ns();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, me);
             cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;   /* no system call under the lock */
@@ -437,7 +434,7 @@ static void *gx_worker(void *arg)
             gx_st[GX_POOL_MOVED] += moved;
             pulled = me->pulled;
             cut = __atomic_exchange_n(&me->state, GX_W_OUT, __ATOMIC_ACQ_REL) == GX_W_CUT;
-            if (!cut) {             /* cut loose: the owner left the job for it */
+            if (!cut) {             /* a worker cut loose: the owner took it out of the job */
                 if (cpu < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
                 else gx_job_cpu_ns += cpu;
                 if (__atomic_sub_fetch(&gx_joined, 1, __ATOMIC_RELEASE) == 0) gx_job_done_ns = gx_now_ns();
@@ -606,7 +603,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_job_cpu_ns = 0;
         gx_job_done_ns = 0;
         gx_job_witems = 0;
-        gx_job_cpu = gx_current_cpu();
+        gx_owner_core = gx_current_cpu();
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
         __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
         gx_grow(gx_want);

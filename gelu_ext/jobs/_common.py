@@ -267,6 +267,32 @@ class PoolWatch:
                 f"ran on one thread after {stalls} stall(s)")
 
 
+def medians_after(before, call, threads, repeats, seed=5):
+    """Median seconds of ``call()`` at each thread count of ``threads`` (a
+    count for ``gelu_ext.set_num_threads``), each sample one call timed alone
+    right after an untimed ``before()`` -- another runtime's call, as in a
+    Transformer feed-forward block (issue 29) -- the counts alternating call
+    by call in an order drawn at random, after one warm-up per count.
+    Returns ``({count: median}, PoolWatch)``, the watch over the timed calls.
+    The default thread count is set again at the end."""
+    order = np.random.default_rng(seed)
+    for k in threads:
+        gelu_ext.set_num_threads(k)
+        before()
+        call()
+    samples = {k: [] for k in threads}
+    with PoolWatch() as pool:
+        for _ in range(repeats):
+            for k in order.permutation(len(threads)):
+                gelu_ext.set_num_threads(threads[k])
+                before()
+                t0 = time.perf_counter()
+                call()
+                samples[threads[k]].append(time.perf_counter() - t0)
+    gelu_ext.set_num_threads(None)
+    return {k: float(np.median(v)) for k, v in samples.items()}, pool
+
+
 def medians(calls, repeats):
     """Median seconds of one call of each entry, over exactly ``repeats``
     interleaved single calls (after warm-up): ``measure`` without calibration."""
