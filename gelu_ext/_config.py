@@ -46,7 +46,8 @@ def set_num_threads(n):
 
 
 # Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_PULL_MIN_NS, GX_BACKOFF_*).
-_POOL = "gelu_ext's own pthreads pool (not OpenMP); one call at a time, a concurrent caller runs on its own thread"
+_POOL = ("gelu_ext's own thread pool over POSIX or Windows threads (not OpenMP); one call at a time, "
+         "a concurrent caller runs on its own thread")
 _WAIT = ("passive: spin 100 us, then sleep; a worker woken on its caller's core moves off it, "
          "one still computing when the caller runs out of chunks is pulled onto the caller's core; "
          "after a threaded call slower than one thread would have been, "

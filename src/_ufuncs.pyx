@@ -343,7 +343,7 @@ def _set_isa(name):
 
 
 def _pool_threaded():
-    """True if built with the pthreads pool (else every call is serial)."""
+    """True if built with the thread pool (POSIX or Windows threads; else every call is serial)."""
     return bool(gx_pool_threaded())
 
 

@@ -38,7 +38,7 @@
 static inline int gx_cpu_baseline(void) { return 1; }
 
 /* ------------------------------------------------------------- x86-64 -- */
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(_MSC_VER))
 #define GX_ARCH_X86_64 1
 #define GX_ISA_ROW1(X) X(GX_ISA_AVX2, avx2, 1, gx_cpu_avx2,                     \
                          "avx2,fma,f16c", "simd/avx2.h", "%ymm")
@@ -46,26 +46,75 @@ static inline int gx_cpu_baseline(void) { return 1; }
                          "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c",    \
                          "simd/avx512.h", "%zmm")
 
-#include <cpuid.h>
 #include <immintrin.h>      /* before any row's target block (GX_TARGET_PUSH) */
-/* F16C (the float16 conversions of both vector paths): CPUID leaf 1, ECX bit
- * 29.  GCC 12's __builtin_cpu_supports does not know it. */
-static inline int gx_cpu_f16c(void)
+
+/* The CPU checks read CPUID and XCR0 (whether the OS saves the vector
+ * registers) themselves, on every compiler: GCC's __builtin_cpu_supports
+ * is not MSVC's, and GCC 12's does not know F16C.  The two primitives have
+ * one spelling per compiler family; the logic above them is one. */
+#if defined(__GNUC__)      /* (not <cpuid.h>: its __cpuid macro breaks mingw-w64's <intrin.h>) */
+static inline void gx_cpuid(unsigned leaf, unsigned sub, unsigned r[4])
 {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+    __asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
 }
-static inline int gx_cpu_avx2(void)
+static inline unsigned long long gx_xcr0(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && gx_cpu_f16c();
+    unsigned lo, hi;
+    __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
 }
-static inline int gx_cpu_avx512(void)
+#else                       /* MSVC, clang-cl */
+#include <intrin.h>
+static inline void gx_cpuid(unsigned leaf, unsigned sub, unsigned r[4])
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("fma") && gx_cpu_f16c();
+    int v[4];
+    __cpuidex(v, (int)leaf, (int)sub);
+    for (int i = 0; i < 4; i++) r[i] = (unsigned)v[i];
+}
+static inline unsigned long long gx_xcr0(void) { return _xgetbv(0); }
+#endif
+
+/* CPUID leaf 1 ECX: FMA (bit 12), OSXSAVE (27: XCR0 can be read), AVX (28),
+ * F16C (29); leaf 7 subleaf 0 EBX: AVX2 (5), AVX512F (16), AVX512DQ (17),
+ * AVX512BW (30), AVX512VL (31); XCR0: the OS saves the XMM and YMM state
+ * (bits 1, 2) and for AVX-512 the opmask and ZMM state (5, 6, 7).
+ * level 1: the AVX2 path's features; 2: the AVX-512 path's (and AVX2's). */
+static inline int gx_cpu_x86(int level)
+{
+    const unsigned leaf1 = 1u << 12 | 1u << 27 | 1u << 28 | 1u << 29;
+    const unsigned avx512 = 1u << 16 | 1u << 17 | 1u << 30 | 1u << 31;
+    unsigned r[4];
+    unsigned long long xcr0;
+    gx_cpuid(0, 0, r);
+    if (r[0] < 7) return 0;
+    gx_cpuid(1, 0, r);
+    if ((r[2] & leaf1) != leaf1) return 0;
+    xcr0 = gx_xcr0();
+    if ((xcr0 & 0x6) != 0x6) return 0;
+    gx_cpuid(7, 0, r);
+    if (!(r[1] & (1u << 5))) return 0;
+    return level < 2 || ((r[1] & avx512) == avx512 && (xcr0 & 0xe6) == 0xe6);
+}
+static inline int gx_cpu_avx2(void) { return gx_cpu_x86(1); }
+static inline int gx_cpu_avx512(void) { return gx_cpu_x86(2); }
+/* AVX512-BF16 (the bfloat16 rounding of the AVX-512 path, bf16cvt): that
+ * path's checks and CPUID leaf 7 subleaf 1 EAX bit 5 (the subleaf exists
+ * when leaf 7 subleaf 0 EAX >= 1) */
+static inline int gx_cpu_avx512bf16(void)
+{
+    unsigned r[4];
+    if (!gx_cpu_avx512()) return 0;
+    gx_cpuid(7, 0, r);
+    if (r[0] < 1) return 0;
+    gx_cpuid(7, 1, r);
+    return (r[0] >> 5) & 1;
+}
+/* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
+static inline int gx_cpu_amd(void)
+{
+    unsigned r[4];
+    gx_cpuid(0, 0, r);
+    return r[1] == 0x68747541u && r[3] == 0x69746e65u && r[2] == 0x444d4163u;
 }
 
 /* ------------------------------------------------------------ aarch64 -- */
@@ -74,7 +123,7 @@ static inline int gx_cpu_avx512(void)
  * flags, which name no CPU: setup.py).  It is a row of its own, above the
  * baseline, so that GELU_EXT_ISA=baseline still runs the scalar twins (the
  * x86 baseline's bits) for comparison. */
-#elif defined(__aarch64__) && defined(__GNUC__)
+#elif (defined(__aarch64__) && defined(__GNUC__)) || defined(_M_ARM64)
 #define GX_ARCH_AARCH64 1
 #define GX_ISA_NO_TARGET_PRAGMA 1
 #define GX_ISA_ROW1(X) X(GX_ISA_NEON, neon, 1, gx_cpu_neon, "", "simd/neon.h", "\\bv[0-9]+\\.")

@@ -154,13 +154,13 @@ static const gx_cv16 GX_FN(cv_bn) = { GX_FN(b2f), GX_FN(f2b), 1, GX_FN(one16_bn)
  * gives -- on the first call that needs it (128 KiB, kept for the process;
  * threads racing to build it agree through a compare-and-swap, the loser
  * frees its copy).  A forward 16-bit call is then one load per element.
- * NULL if the memory is not there (or without GNU atomics): the block
+ * NULL if the memory is not there (or without atomics, gx_atomic.h): the block
  * pipeline runs instead. */
-static const uint16_t *GX_FN(tab16)[GX_NOPS][2];
+static void *GX_FN(tab16)[GX_NOPS][2];         /* const uint16_t[65537], atomic */
 static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_narrow_fn narrow)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    const uint16_t *t = __atomic_load_n(&GX_FN(tab16)[base][bf], __ATOMIC_ACQUIRE);
+#if GX_HAVE_ATOMICS
+    const uint16_t *t = (const uint16_t *)GX_ALOAD_PTR(&GX_FN(tab16)[base][bf], ACQUIRE);
     if (t) return t;
     /* one spare entry: the AVX-512 reader (gx_lut16) loads 32 bits at each
      * entry and keeps the low 16 */
@@ -178,11 +178,9 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
     GX_FN(f32_kernels)[base](p, f + 65536, 65536);
     narrow(f + 65536, nt, 65536);
     free(f);
-    const uint16_t *expected = NULL;
-    if (!__atomic_compare_exchange_n(&GX_FN(tab16)[base][bf], &expected, nt, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        free(nt);
-        return expected;
+    if (!GX_ACAS_PTR(&GX_FN(tab16)[base][bf], NULL, nt)) {
+        free(nt);               /* another thread's table won */
+        return (const uint16_t *)GX_ALOAD_PTR(&GX_FN(tab16)[base][bf], ACQUIRE);
     }
     return nt;
 #else

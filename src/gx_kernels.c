@@ -37,6 +37,7 @@
 #include "gx_lut64.h"
 #include "gx_lut8.h"
 #include "gx_pool.h"
+#include "gx_atomic.h"
 #include "gx_kdefs.h"
 
 #include <fenv.h>
@@ -151,21 +152,6 @@ static gx_intp gx_chunk = 8192;
 
 int gx_compiled_isa(int isa) { return GX_ISA_IN_TABLE(isa); }
 
-#if GX_ARCH_X86_64
-/* AVX512-BF16 usable: the AVX-512 path's own checks (gx_cpu_avx512, the zmm
- * state) and CPUID leaf 7 subleaf 1, EAX bit 5 */
-static int gx_has_avx512bf16(void)
-{
-    unsigned a, b, c, d;
-    return gx_cpu_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
-}
-/* CPUID vendor "AuthenticAMD" (leaf 0: EBX, EDX, ECX) */
-static int gx_is_amd(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
-}
-#endif
 
 /* the last row whose CPU check passes (rows are in order of preference) */
 int gx_best_isa(void)
@@ -222,8 +208,8 @@ static void gx_init_tables(void)
     if (gx_active) return;
     gx_fill_rows();
 #if GX_ARCH_X86_64
-    gx_cpu_choices.amd_loops = gx_is_amd();
-    gx_cpu_choices.bf16cvt = gx_has_avx512bf16();
+    gx_cpu_choices.amd_loops = gx_cpu_amd();
+    gx_cpu_choices.bf16cvt = gx_cpu_avx512bf16();
 #endif
     gx_fill_all();
     gx_isa = gx_best_isa();
@@ -266,7 +252,7 @@ int gx_set_bf16cvt(int on)
     int was = gx_cpu_choices.bf16cvt;
 #if GX_ARCH_X86_64
     if (on >= 0) {
-        gx_cpu_choices.bf16cvt = on != 0 && gx_has_avx512bf16();
+        gx_cpu_choices.bf16cvt = on != 0 && gx_cpu_avx512bf16();
         gx_fill_all();
     }
 #endif

@@ -58,7 +58,11 @@
  *   spin to end.  Those calls run on the caller, no slower than serial.
  * - Results cannot depend on this: each item is computed by the same code
  *   whichever thread takes its chunk.
- * Without pthreads (or a GNU-compatible compiler for the atomics), or built
+ * The system underneath (gx_threads.h): POSIX threads or Windows threads;
+ * fork handling is POSIX's, moving and pulling workers between cores
+ * Linux's (elsewhere the scheduler places them), a thread's CPU time for
+ * the stall rule POSIX's (Windows counts it in clock ticks: the rule's
+ * fallback applies).  Without threads or atomics (gx_atomic.h), or built
  * with GX_POOL_SERIAL (GELU_EXT_NO_THREADS=1), every call runs on the
  * calling thread.
  */
@@ -66,27 +70,21 @@
 #define _GNU_SOURCE 1           /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "gx_pool.h"
+#include "gx_atomic.h"
+#include "gx_threads.h"
 
 #include <stdlib.h>
 
-#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
-#include <unistd.h>
-#endif
-
-#if !defined(GX_POOL_SERIAL) && defined(_POSIX_THREADS) && _POSIX_THREADS > 0 && \
-    (defined(__GNUC__) || defined(__clang__))
-#define GX_POOL_PTHREADS 1
+#if !defined(GX_POOL_SERIAL) && GX_THREADS && GX_HAVE_ATOMICS
+#define GX_POOL_THREADED 1
 #else
-#define GX_POOL_PTHREADS 0
+#define GX_POOL_THREADED 0
 #endif
 
-#if GX_POOL_PTHREADS
+#if GX_POOL_THREADED
 
-#include <pthread.h>
-#include <signal.h>
-#include <sched.h>
-#include <time.h>
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/syscall.h>
 #endif
 
@@ -124,14 +122,6 @@
 #define GX_BACKOFF_MIN_CALLS 2
 #define GX_BACKOFF_MAX_NS 1000000000LL
 
-#if defined(__x86_64__) || defined(__i386__)
-#define GX_CPU_RELAX() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define GX_CPU_RELAX() __asm__ __volatile__("yield")
-#else
-#define GX_CPU_RELAX() ((void)0)
-#endif
-
 /* Parse OMP_NUM_THREADS the way OpenMP does for its first level: a positive
  * integer, possibly followed by ",..." for nested levels; anything else is
  * ignored (0). */
@@ -147,16 +137,16 @@ static int gx_env_threads(void)
     return v > 1024 ? 1024 : (int)v;
 }
 
-static pthread_once_t gx_once = PTHREAD_ONCE_INIT;
+static gx_once_t gx_once = GX_ONCE_INIT;
 static int gx_default = 1;
 
 /* Everything below is guarded by gx_lk.  gx_next is only touched atomically;
  * gx_gen, gx_joined and gx_waiting are written atomically under gx_lk
  * because spinning threads and the chunk loop also read them unlocked. */
-static pthread_mutex_t gx_lk = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gx_wake = PTHREAD_COND_INITIALIZER;   /* workers: a job opened */
-static pthread_cond_t gx_idle = PTHREAD_COND_INITIALIZER;   /* owner: last worker left */
-static pthread_cond_t gx_slot = PTHREAD_COND_INITIALIZER;   /* callers: a slot freed */
+static gx_mutex_t gx_lk = GX_MUTEX_INIT;
+static gx_cond_t gx_wake = GX_COND_INIT;   /* workers: a job opened */
+static gx_cond_t gx_idle = GX_COND_INIT;   /* owner: last worker left */
+static gx_cond_t gx_slot = GX_COND_INIT;   /* callers: a slot freed */
 static int gx_nworkers;         /* worker threads alive */
 static int gx_busy;             /* a job owns the pool */
 static int gx_open;             /* ... and still takes workers */
@@ -168,9 +158,9 @@ static long long gx_stall_t;    /* time of the last stall; 0: not backing off */
 static long gx_stall_calls;     /* calls run serially since */
 static long gx_backoff = GX_BACKOFF_MIN_CALLS;
 static int gx_want;             /* workers the job may take */
-static int gx_joined;           /* workers inside the job now */
+static long gx_joined;          /* workers inside the job now (atomic) */
 static int gx_running;          /* threads computing large calls: callers + joined workers */
-static int gx_waiting;          /* callers sleeping for a slot */
+static long gx_waiting;         /* callers sleeping for a slot (atomic) */
 static int gx_job_nt;           /* the owner's thread count */
 static long long gx_job_cpu_ns;  /* CPU ns workers spent in the job's chunks; -1: unknown */
 static long long gx_job_done_ns;  /* when the last worker left the job */
@@ -183,8 +173,8 @@ enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
 /* One per worker thread. */
 typedef struct {
     long seen0;                 /* the job number it starts from */
-    int state;                  /* GX_W_*, atomic */
-    int pulled;                 /* its affinity is the owner's core until it leaves the job */
+    long state;                 /* GX_W_*, atomic */
+    long pulled;                /* its affinity is the owner's core until it leaves the job */
     long tid;                   /* kernel thread id; 0: unknown */
 #if defined(__linux__)
     int home_ok;                /* home was read */
@@ -199,26 +189,6 @@ static gx_pool_intp gx_next;    /* next unclaimed chunk */
 static long long gx_t_open;      /* when the job was opened */
 static long long gx_st[GX_POOL_NSTATS];     /* the counters of gx_pool_stats */
 
-/* CPU time of the calling thread so far (ns); -1 where the system cannot
- * say per thread.  Over a run of chunks: that run's work, whatever time the
- * thread spent off its core (the stall rule, the cpu_ns counter). */
-static long long gx_thread_cpu_ns(void)
-{
-#if defined(CLOCK_THREAD_CPUTIME_ID)
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-        return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-#endif
-    return -1;
-}
-
-static long long gx_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Take and compute chunks until none is left; returns the items computed.
  * A worker (me != NULL) claims each chunk by moving its state from IN to
  * CHUNK first and back to IN after: once the owner has cut it loose (CUT)
@@ -229,24 +199,22 @@ static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_p
 {
     gx_pool_intp done = 0;
     for (;;) {
-        int in = GX_W_IN;
-        if (me && !__atomic_compare_exchange_n(&me->state, &in, GX_W_CHUNK, 0,
-                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        if (me && !GX_ACAS(&me->state, GX_W_IN, GX_W_CHUNK))
             return done;            /* cut loose */
-        gx_pool_intp i = __atomic_fetch_add(&gx_next, 1, __ATOMIC_SEQ_CST);
+        gx_pool_intp i = GX_AADD_INTP(&gx_next, 1, SEQ_CST);
         if (i >= nchunks) {
-            if (me) __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
+            if (me) GX_ASTORE(&me->state, GX_W_IN, RELEASE);
             return done;
         }
         gx_pool_intp lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
         fn(ctx, lo, hi);
         done += hi - lo;
         if (!me) continue;
-        __atomic_fetch_add(&gx_job_witems, hi - lo, __ATOMIC_RELAXED);
-        __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
+        GX_AADD_INTP(&gx_job_witems, hi - lo, RELAXED);
+        GX_ASTORE(&me->state, GX_W_IN, RELEASE);
         /* a caller is sleeping for a slot: hand it ours; the job's owner
          * and any other worker finish the chunks */
-        if (__atomic_load_n(&gx_waiting, __ATOMIC_RELAXED)) return done;
+        if (GX_ALOAD(&gx_waiting, RELAXED)) return done;
     }
 }
 
@@ -287,12 +255,12 @@ static int gx_pull_stragglers(int cpu)
     CPU_SET(cpu, &here);
     for (int i = 0; i < gx_nworkers; i++) {
         gx_slot_t *w = &gx_slots[i];
-        if (__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) != GX_W_CHUNK || w->pulled || w->tid <= 0 ||
+        if (GX_ALOAD(&w->state, ACQUIRE) != GX_W_CHUNK || w->pulled || w->tid <= 0 ||
             !w->home_ok || !CPU_ISSET(cpu, &w->home))
             continue;
-        __atomic_store_n(&w->pulled, 1, __ATOMIC_RELAXED);     /* read by gx_leave_core */
+        GX_ASTORE(&w->pulled, 1, RELAXED);     /* read by gx_leave_core */
         if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) k++;
-        else __atomic_store_n(&w->pulled, 0, __ATOMIC_RELAXED);
+        else GX_ASTORE(&w->pulled, 0, RELAXED);
     }
 #else
     (void)cpu;
@@ -311,10 +279,8 @@ static int gx_pull_stragglers(int cpu)
 static void gx_cut_loose(void)
 {
     for (int i = 0; i < gx_nworkers; i++) {
-        int in = GX_W_IN;
-        if (__atomic_compare_exchange_n(&gx_slots[i].state, &in, GX_W_CUT, 0,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-            __atomic_fetch_sub(&gx_joined, 1, __ATOMIC_RELEASE);
+        if (GX_ACAS(&gx_slots[i].state, GX_W_IN, GX_W_CUT)) {
+            GX_AADD(&gx_joined, -1, RELEASE);
             gx_running--;
         }
     }
@@ -333,7 +299,7 @@ static int gx_leave_core(gx_slot_t *me, int cpu)
     cpu_set_t other;
     if (cpu < 0 || cpu >= CPU_SETSIZE || !me->home_ok || !CPU_ISSET(cpu, &me->home) ||
         CPU_COUNT(&me->home) < 2 || gx_current_cpu() != cpu ||
-        __atomic_load_n(&me->pulled, __ATOMIC_RELAXED))
+        GX_ALOAD(&me->pulled, RELAXED))
         return 0;
     other = me->home;
     CPU_CLR(cpu, &other);
@@ -362,20 +328,20 @@ static long gx_spin_while(const long *p, long v, long long ns)
     long long end = gx_now_ns() + ns;
     long cur;
     for (unsigned k = 1;; k++) {
-        cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        cur = GX_ALOAD(p, ACQUIRE);
         if (cur != v) return cur;
         GX_CPU_RELAX();
         if ((k & 63) == 0) {
             if (gx_now_ns() > end) return cur;
-            sched_yield();          /* a busy core goes to whoever else wants it */
+            gx_yield();             /* a busy core goes to whoever else wants it */
         }
     }
 }
 
-static void gx_spin_until_zero(const int *p, long long ns)
+static void gx_spin_until_zero(const long *p, long long ns)
 {
     long long end = gx_now_ns() + ns;
-    for (unsigned k = 1; __atomic_load_n(p, __ATOMIC_ACQUIRE) != 0; k++) {
+    for (unsigned k = 1; GX_ALOAD(p, ACQUIRE) != 0; k++) {
         GX_CPU_RELAX();
         if ((k & 63) == 0 && gx_now_ns() > end) return;
     }
@@ -392,29 +358,29 @@ static void gx_read_home(gx_slot_t *me)
 #endif
 }
 
-static void *gx_worker(void *arg)
+static void gx_worker(size_t slot)
 {
-    gx_slot_t *me = &gx_slots[(size_t)arg];
+    gx_slot_t *me = &gx_slots[slot];
     long seen;
     gx_read_home(me);
-    pthread_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_lk);
     seen = me->seen0;
     me->tid = gx_gettid();
     for (;;) {
         if (!GX_JOINABLE(seen)) {
             long g = gx_gen;
-            pthread_mutex_unlock(&gx_lk);
+            gx_mutex_unlock(&gx_lk);
             gx_spin_while(&gx_gen, g, GX_SPIN_NS);
-            pthread_mutex_lock(&gx_lk);
+            gx_mutex_lock(&gx_lk);
             while (!GX_JOINABLE(seen)) {
                 gx_sleeping++;
-                pthread_cond_wait(&gx_wake, &gx_lk);
+                gx_cond_wait(&gx_wake, &gx_lk);
                 gx_sleeping--;
             }
         }
         seen = gx_gen;
-        __atomic_fetch_add(&gx_joined, 1, __ATOMIC_RELAXED);   /* read unlocked by a spinning owner */
-        __atomic_store_n(&me->state, GX_W_IN, __ATOMIC_RELEASE);
+        GX_AADD(&gx_joined, 1, RELAXED);   /* read unlocked by a spinning owner */
+        GX_ASTORE(&me->state, GX_W_IN, RELEASE);
         gx_running++;
         gx_st[GX_POOL_HELPED]++;
         gx_st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_t_open;
@@ -425,19 +391,19 @@ static void *gx_worker(void *arg)
             gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
             int owner_core = gx_owner_core, moved, cut, pulled;
             long long c0, cpu;
-            pthread_mutex_unlock(&gx_lk);
+            gx_mutex_unlock(&gx_lk);
             moved = gx_leave_core(me, owner_core);
             c0 = gx_thread_cpu_ns();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, me);
             cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;   /* no system call under the lock */
-            pthread_mutex_lock(&gx_lk);
+            gx_mutex_lock(&gx_lk);
             gx_st[GX_POOL_MOVED] += moved;
             pulled = me->pulled;
-            cut = __atomic_exchange_n(&me->state, GX_W_OUT, __ATOMIC_ACQ_REL) == GX_W_CUT;
+            cut = GX_AXCHG(&me->state, GX_W_OUT, ACQ_REL) == GX_W_CUT;
             if (!cut) {             /* a worker cut loose: the owner took it out of the job */
                 if (cpu < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
                 else gx_job_cpu_ns += cpu;
-                if (__atomic_sub_fetch(&gx_joined, 1, __ATOMIC_RELEASE) == 0) gx_job_done_ns = gx_now_ns();
+                if (GX_AADD(&gx_joined, -1, RELEASE) == 1) gx_job_done_ns = gx_now_ns();
                 gx_running--;
             }
             {
@@ -446,65 +412,47 @@ static void *gx_worker(void *arg)
                  * again until we are scheduled back -- measured on busy cores,
                  * that cost milliseconds per call */
                 int idle = !cut && gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
-                pthread_mutex_unlock(&gx_lk);
-                if (idle) pthread_cond_signal(&gx_idle);
-                if (slot) pthread_cond_broadcast(&gx_slot);
+                gx_mutex_unlock(&gx_lk);
+                if (idle) gx_cond_signal(&gx_idle);
+                if (slot) gx_cond_broadcast(&gx_slot);
 #if defined(__linux__)
                 if (pulled) {       /* back to its own affinity, out of the job */
                     sched_setaffinity(0, sizeof me->home, &me->home);
-                    __atomic_store_n(&me->pulled, 0, __ATOMIC_RELAXED);
+                    GX_ASTORE(&me->pulled, 0, RELAXED);
                 }
+#else
+                (void)pulled;
 #endif
                 gx_read_home(me);
-                pthread_mutex_lock(&gx_lk);
+                gx_mutex_lock(&gx_lk);
             }
         }
     }
-    return NULL;
 }
 
-/* Start workers until there are `want` (under gx_lk).  Workers block every
- * signal, so signals (Ctrl-C) keep going to the interpreter's threads. */
+/* Start workers until there are `want` (under gx_lk); a worker that
+ * cannot be started leaves the pool with those it has. */
 static void gx_grow(int want)
 {
-    sigset_t all, old;
     if (want > GX_POOL_MAX) want = GX_POOL_MAX;
-    if (gx_nworkers >= want) return;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     while (gx_nworkers < want) {
-        pthread_t t;
-        pthread_attr_t at;
-        int ok;
-        pthread_attr_init(&at);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        {   /* the kernels keep up to ~250 KiB of block buffers on the stack
-             * (a float16 fused-bias gradient: narrow_run, the bias block and
-             * the float32 split), ask for 1 MiB where the default is smaller
-             * (musl) */
-            size_t ss = 0;
-            if (pthread_attr_getstacksize(&at, &ss) == 0 && ss < ((size_t)1 << 20))
-                pthread_attr_setstacksize(&at, (size_t)1 << 20);
-        }
         /* gx_gen - 1 is no job number yet seen: the new worker may join the
          * job being opened now */
         gx_slots[gx_nworkers] = (gx_slot_t){.seen0 = gx_gen - 1};
-        ok = pthread_create(&t, &at, gx_worker, (void *)(size_t)gx_nworkers) == 0;
-        pthread_attr_destroy(&at);
-        if (!ok) break;             /* run with the workers we have */
+        if (!gx_thread_start(gx_worker, (size_t)gx_nworkers)) break;
         gx_nworkers++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static void gx_atfork_prepare(void) { pthread_mutex_lock(&gx_lk); }
-static void gx_atfork_parent(void) { pthread_mutex_unlock(&gx_lk); }
+#if GX_THREADS == GX_THREADS_POSIX
+static void gx_atfork_prepare(void) { gx_mutex_lock(&gx_lk); }
+static void gx_atfork_parent(void) { gx_mutex_unlock(&gx_lk); }
 
 /* The child has only the thread that called fork(): no workers, no other
  * callers.  Forget them; the next threaded call starts new workers. */
 static void gx_atfork_child(void)
 {
-    pthread_mutex_unlock(&gx_lk);
+    gx_mutex_unlock(&gx_lk);
     pthread_cond_init(&gx_wake, NULL);  /* waiters were threads that are gone */
     pthread_cond_init(&gx_idle, NULL);
     pthread_cond_init(&gx_slot, NULL);
@@ -516,6 +464,7 @@ static void gx_atfork_child(void)
     gx_stall_calls = 0;
     gx_backoff = GX_BACKOFF_MIN_CALLS;
 }
+#endif
 
 static void gx_init(void)
 {
@@ -526,16 +475,16 @@ static void gx_init(void)
         if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
     }
 #endif
-#if defined(_SC_NPROCESSORS_ONLN)
-    if (n == 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-#endif
+    if (n == 0) n = gx_online_cpus();
     gx_default = n > 0 ? (n > GX_POOL_MAX + 1 ? GX_POOL_MAX + 1 : n) : 1;
+#if GX_THREADS == GX_THREADS_POSIX
     pthread_atfork(gx_atfork_prepare, gx_atfork_parent, gx_atfork_child);
+#endif
 }
 
 int gx_pool_default_threads(void)
 {
-    pthread_once(&gx_once, gx_init);
+    gx_call_once(&gx_once, gx_init);
     return gx_default;
 }
 
@@ -543,20 +492,20 @@ int gx_pool_threaded(void) { return 1; }
 
 void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
 {
-    pthread_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_lk);
     for (int i = 0; i < GX_POOL_NSTATS; i++) {
         out[i] = gx_st[i];
         if (reset) gx_st[i] = 0;
     }
-    pthread_mutex_unlock(&gx_lk);
+    gx_mutex_unlock(&gx_lk);
 }
 
 int gx_pool_workers(void)
 {
     int n;
-    pthread_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_lk);
     n = gx_nworkers;
-    pthread_mutex_unlock(&gx_lk);
+    gx_mutex_unlock(&gx_lk);
     return n;
 }
 
@@ -571,14 +520,14 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         return;
     }
     if (nthreads > GX_POOL_MAX + 1) nthreads = GX_POOL_MAX + 1;
-    pthread_once(&gx_once, gx_init);
+    gx_call_once(&gx_once, gx_init);
 
-    pthread_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_lk);
     if (gx_running >= nthreads) {
         /* atomic writes: workers read gx_waiting between chunks, unlocked */
-        __atomic_fetch_add(&gx_waiting, 1, __ATOMIC_RELAXED);
-        while (gx_running >= nthreads) pthread_cond_wait(&gx_slot, &gx_lk);
-        __atomic_fetch_sub(&gx_waiting, 1, __ATOMIC_RELAXED);
+        GX_AADD(&gx_waiting, 1, RELAXED);
+        while (gx_running >= nthreads) gx_cond_wait(&gx_slot, &gx_lk);
+        GX_AADD(&gx_waiting, -1, RELAXED);
     }
     gx_running++;
     if (gx_running > gx_st[GX_POOL_MAX_RUNNING]) gx_st[GX_POOL_MAX_RUNNING] = gx_running;
@@ -605,15 +554,15 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_job_witems = 0;
         gx_owner_core = gx_current_cpu();
         gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
-        __atomic_store_n(&gx_next, 0, __ATOMIC_RELAXED);
+        GX_ASTORE_INTP(&gx_next, 0, RELAXED);
         gx_grow(gx_want);
         gx_open = 1;
         gx_t_open = gx_now_ns();
-        __atomic_store_n(&gx_gen, gx_gen + 1, __ATOMIC_RELEASE);   /* spinning workers */
+        GX_ASTORE(&gx_gen, gx_gen + 1, RELEASE);   /* spinning workers */
         wake = gx_sleeping > 0;
     }
-    pthread_mutex_unlock(&gx_lk);
-    if (wake) pthread_cond_broadcast(&gx_wake);
+    gx_mutex_unlock(&gx_lk);
+    if (wake) gx_cond_broadcast(&gx_wake);
 
     if (own) {
         long long c0 = gx_thread_cpu_ns(), c1;
@@ -621,7 +570,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, NULL);
         t1 = gx_now_ns();
         c1 = gx_thread_cpu_ns();
-        pthread_mutex_lock(&gx_lk);
+        gx_mutex_lock(&gx_lk);
         gx_open = 0;                /* late wakers stay out */
         gx_cut_loose();
         if (gx_joined > 0) {
@@ -631,14 +580,14 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
              * holding a chunk costs microseconds, not its time slice */
             long long per_chunk = mine > 0 ? (t1 - t0) * (long long)chunk / mine : GX_SPIN_NS;
             long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
-            pthread_mutex_unlock(&gx_lk);
+            gx_mutex_unlock(&gx_lk);
             gx_spin_until_zero(&gx_joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
-            pthread_mutex_lock(&gx_lk);
+            gx_mutex_lock(&gx_lk);
             gx_cut_loose();
             if (gx_joined > 0) gx_st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
             while (gx_joined > 0) {
                 gx_owner_sleeping = 1;
-                pthread_cond_wait(&gx_idle, &gx_lk);
+                gx_cond_wait(&gx_idle, &gx_lk);
                 gx_owner_sleeping = 0;
             }
         }
@@ -671,15 +620,15 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         }
     } else {
         fn(ctx, 0, n);              /* the pool works for another caller, or backs off */
-        pthread_mutex_lock(&gx_lk);
+        gx_mutex_lock(&gx_lk);
     }
     gx_running--;
     wake = gx_waiting > 0;
-    pthread_mutex_unlock(&gx_lk);
-    if (wake) pthread_cond_broadcast(&gx_slot);
+    gx_mutex_unlock(&gx_lk);
+    if (wake) gx_cond_broadcast(&gx_slot);
 }
 
-#else   /* no pthreads: every call on the calling thread */
+#else   /* no threads: every call on the calling thread */
 
 int gx_pool_default_threads(void) { return 1; }
 int gx_pool_threaded(void) { return 0; }

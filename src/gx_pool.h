@@ -16,14 +16,15 @@ typedef void (*gx_pool_fn)(void *ctx, gx_pool_intp lo, gx_pool_intp hi);
  * threads, the caller included, and return when all are done.  Which thread
  * runs which chunk is not fixed, so fn must give the same result for an item
  * whatever chunk it is in.  Runs on the calling thread alone when the pool is
- * busy with another caller, has no threads (no pthreads), or nthreads <= 1. */
+ * busy with another caller, has no threads (gx_threads.h), or nthreads <= 1. */
 void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads);
 
 /* Threads a call uses by default: OMP_NUM_THREADS if set to a positive
  * integer (its first entry), else the CPUs this process may run on. */
 int gx_pool_default_threads(void);
 
-/* 1 if built with the pthreads pool, 0 for the serial fallback. */
+/* 1 if built with the thread pool (POSIX or Windows threads), 0 for the
+ * serial fallback. */
 int gx_pool_threaded(void);
 
 /* Worker threads alive now (0 before the first threaded call, and in a
