@@ -72,7 +72,7 @@ def main():
     extensions = [
         Extension(
             "gelu_ext._ufuncs",
-            sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c"],
+            sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"],
             depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h")),
             include_dirs=[np.get_include(), "src"],
             define_macros=define_macros,

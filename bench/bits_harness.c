@@ -10,10 +10,15 @@
  *       of the float32 table ops (gx_lut8.h), so bench/aarch64.sh compares
  *       each path with the first x86 path of its scheme
  *   bits_harness run DIR [--n N] [--isa NAME] [--amd 0|1] [--ops a,b] [--dtypes a,b]
+ *                        [--threads T]
  *       every op x dtype (float32, float64, float16, bfloat16) over the
  *       deterministic inputs below; writes DIR/OP.DTYPE.bin (the output bits,
  *       little-endian as both targets are) and prints one line per op x dtype
- *       with an FNV-1a hash of them
+ *       with an FNV-1a hash of them.  --threads T: every call of 2 chunks or
+ *       more runs on T threads (the pool, src/gx_pool.c; chunks of 2048,
+ *       the threshold 4096 elements), and the last line counts the pool's
+ *       threaded calls and the items its workers computed (bench/windows.sh:
+ *       the Windows threads under wine)
  *   bits_harness compare REF DIR... [--n N] [--ops ...] [--dtypes ...]
  *       one line per op x dtype, one column per DIR (up to 7; the column is
  *       named by the DIR's last component): "identical" (every bit), "NaN~ k"
@@ -23,6 +28,12 @@
  *       operation's NaN negative, aarch64 positive), or "DIFFER k", then the
  *       first difference (inputs and both outputs, in hex); exit status 1 on
  *       any DIFFER (--strict 1: on any bit)
+ *   bits_harness softfma [--n N]
+ *       gx_soft_fma and gx_soft_fmaf (src/gx_soft_fma.h, what a mingw-w64
+ *       build's scalar code uses) against this C library's fma and fmaf on
+ *       N triples of each (random bits, cancellations a b ~ -c, subnormal
+ *       and huge results); exit status 1 on any difference.  Meaningful
+ *       where the library's are correctly rounded (glibc)
  *   bits_harness exhaustive OP [--isa NAME] [--chunk-bits B] [--from C] [--to C]
  *       float32 OP over every 2^32 input, one hash per 2^B consecutive bit
  *       patterns (chunks C in [from, to)), then the time taken
@@ -46,6 +57,8 @@
  * (uniform +-2) so that x + b stays where x was.
  */
 #include "gx_kernels.h"
+#include "gx_pool.h"
+#include "gx_soft_fma.h"
 
 #include <errno.h>
 #include <float.h>
@@ -73,6 +86,8 @@ static double unif(uint64_t *s) { return (double)(next64(s) >> 11) * 0x1p-53; }
 
 static double from_bits64(uint64_t u) { double d; memcpy(&d, &u, sizeof d); return d; }
 static float from_bits32(uint32_t u) { float f; memcpy(&f, &u, sizeof f); return f; }
+static uint64_t gx_bits_of_neg(double d) { uint64_t u; d = -d; memcpy(&u, &d, sizeof u); return u; }
+static uint32_t gx_bits_of_neg32(float f) { uint32_t u; f = -f; memcpy(&u, &f, sizeof u); return u; }
 
 /* special k: 0 and *v, or 1 and the bits of a float32 / float64 NaN in *bits */
 static int special(int k, int dt, double *v, uint64_t *bits)
@@ -220,7 +235,7 @@ static int isa_by_name(const char *name)
 typedef struct {
     gx_intp n;
     const char *ops, *dtypes;
-    int isa, amd, chunk_bits, strict;
+    int isa, amd, chunk_bits, strict, threads;
     long from, to;
 } opts;
 
@@ -229,6 +244,7 @@ static void parse(int argc, char **argv, int first, opts *o)
     o->n = 1 << 18;
     o->ops = o->dtypes = NULL;
     o->isa = o->amd = -1;
+    o->threads = 0;
     o->chunk_bits = 24;
     o->strict = 0;
     o->from = 0;
@@ -244,6 +260,7 @@ static void parse(int argc, char **argv, int first, opts *o)
         else if (!strcmp(a, "--dtypes")) o->dtypes = v;
         else if (!strcmp(a, "--isa")) o->isa = isa_by_name(v);
         else if (!strcmp(a, "--amd")) o->amd = atoi(v);
+        else if (!strcmp(a, "--threads")) o->threads = atoi(v);
         else if (!strcmp(a, "--chunk-bits")) o->chunk_bits = atoi(v);
         else if (!strcmp(a, "--strict")) o->strict = atoi(v);
         else if (!strcmp(a, "--from")) o->from = atol(v);
@@ -266,6 +283,11 @@ static void set_paths(const opts *o)
         exit(2);
     }
     if (o->amd >= 0) gx_set_amd_loops(o->amd);
+    if (o->threads > 0) {
+        gx_set_num_threads(o->threads);
+        gx_set_chunk(2048);
+        gx_set_parallel_threshold(4096);
+    }
 }
 
 static void *xmalloc(size_t bytes)
@@ -323,6 +345,13 @@ static int cmd_run(const char *dir, const opts *o)
             free(out);
             for (int k = 0; k < 3; k++) free(in[k]);
         }
+    }
+    if (o->threads > 0) {
+        long long st[GX_POOL_NSTATS];
+        gx_pool_stats(st, 0);
+        printf("# pool: threads %d, threaded calls %lld, worker joins %lld, items by workers %lld of %lld, "
+               "stalls %lld\n", gx_get_num_threads(), st[GX_POOL_JOBS], st[GX_POOL_HELPED],
+               st[GX_POOL_WORKER_ITEMS], st[GX_POOL_OWNER_ITEMS] + st[GX_POOL_WORKER_ITEMS], st[GX_POOL_STALLS]);
     }
     return 0;
 }
@@ -479,8 +508,7 @@ static int cmd_exhaustive(const char *name, opts *o)
     const long to = o->to < 0 || o->to > nchunks ? nchunks : o->to;
     const gx_intp m = (gx_intp)1 << o->chunk_bits;
     uint32_t *x = xmalloc((size_t)m * 4), *y = xmalloc((size_t)m * 4);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const time_t t0 = time(NULL);       /* whole seconds (ISO C, so Windows too): runs take minutes */
     printf("# %s float32, isa %s, chunks of 2^%d, [%ld, %ld)\n", name, gx_isa_name(gx_get_isa()),
            o->chunk_bits, o->from, to);
     for (long c = o->from; c < to; c++) {
@@ -490,11 +518,93 @@ static int cmd_exhaustive(const char *name, opts *o)
         printf("%ld %016llx\n", c, (unsigned long long)fnv1a(y, (size_t)m * 4, FNV0));
         fflush(stdout);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("# %.1f s\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    printf("# %.0f s\n", difftime(time(NULL), t0));
     free(x);
     free(y);
     return 0;
+}
+
+/* a double of random sign and mantissa, its biased exponent in [lo, hi] */
+static double rand_exp64(uint64_t *s, int lo, int hi)
+{
+    uint64_t u = next64(s), e = (uint64_t)(lo + (int)(next64(s) % (uint64_t)(hi - lo + 1)));
+    return from_bits64((u & 0x800fffffffffffffu) | e << 52);
+}
+static float rand_exp32(uint64_t *s, int lo, int hi)
+{
+    uint32_t u = (uint32_t)next64(s), e = (uint32_t)(lo + (int)(next64(s) % (uint64_t)(hi - lo + 1)));
+    return from_bits32((u & 0x807fffffu) | e << 23);
+}
+
+static int cmd_softfma(const opts *o)
+{
+#if defined(__SIZEOF_INT128__)
+    uint64_t s = 0x5eed0f3a;
+    long bad = 0, bad32 = 0;
+    for (gx_intp i = 0; i < o->n; i++) {
+        double a, b, c;
+        float x, y, z;
+        switch (i % 7) {
+        case 0:     /* any bits: NaN, inf, zero, subnormal included */
+            a = from_bits64(next64(&s)); b = from_bits64(next64(&s)); c = from_bits64(next64(&s));
+            x = from_bits32((uint32_t)next64(&s)); y = from_bits32((uint32_t)next64(&s));
+            z = from_bits32((uint32_t)next64(&s));
+            break;
+        case 1:     /* exponents close: every alignment and carry */
+            a = rand_exp64(&s, 1000, 1040); b = rand_exp64(&s, 1000, 1040); c = rand_exp64(&s, 990, 1070);
+            x = rand_exp32(&s, 110, 140); y = rand_exp32(&s, 110, 140); z = rand_exp32(&s, 100, 160);
+            break;
+        case 2:     /* cancellation: c = -(a b) rounded, nudged */
+            a = rand_exp64(&s, 900, 1100); b = rand_exp64(&s, 900, 1100);
+            c = from_bits64(gx_bits_of_neg(a * b) + (next64(&s) % 5) - 2);
+            x = rand_exp32(&s, 100, 150); y = rand_exp32(&s, 100, 150);
+            z = from_bits32((uint32_t)gx_bits_of_neg32(x * y) + (uint32_t)(next64(&s) % 5) - 2u);
+            break;
+        case 3:     /* tiny products: subnormal results */
+            a = rand_exp64(&s, 1, 540); b = rand_exp64(&s, 1, 540); c = rand_exp64(&s, 0, 60);
+            x = rand_exp32(&s, 1, 70); y = rand_exp32(&s, 1, 70); z = rand_exp32(&s, 0, 20);
+            break;
+        case 4:     /* huge: results near and past the largest finite */
+            a = rand_exp64(&s, 1500, 2046); b = rand_exp64(&s, 1500, 2046); c = rand_exp64(&s, 1900, 2046);
+            x = rand_exp32(&s, 180, 254); y = rand_exp32(&s, 180, 254); z = rand_exp32(&s, 230, 254);
+            break;
+        case 5: {   /* double rounding: a b + c just off a midpoint of c's neighbours */
+            /* z with an odd mantissa, x y = (half an ulp of z)(1 -+ 2^-46):
+             * the sum rounded to double lands on the midpoint, and a
+             * second rounding to float would go to the even neighbour */
+            int k = 30 + (int)(next64(&s) % 200);
+            uint32_t zm = (uint32_t)next64(&s) | 1u;
+            z = from_bits32((zm & 0x807fffffu) | (uint32_t)k << 23);
+            x = (next64(&s) & 1) ? 1.0f + 0x1p-23f : 1.0f - 0x1p-24f;
+            y = ldexpf(1.0f - 0x1p-23f, k - 127 - 24) * ((next64(&s) & 1) ? 1.0f : -1.0f);
+            a = (double)x; b = ldexp((double)y, -29); c = from_bits64(next64(&s) | 1u);
+            c = from_bits64(((gx_bits_of_neg(c) & 0x800fffffffffffffu) | (uint64_t)(k + 896) << 52));
+            break;
+        }
+        default:    /* c far below or far above a b: sticky bits, c dominant */
+            a = rand_exp64(&s, 1000, 1050); b = rand_exp64(&s, 1000, 1050);
+            c = rand_exp64(&s, (next64(&s) & 1) ? 700 : 1100, (next64(&s) & 1) ? 950 : 1300);
+            x = rand_exp32(&s, 120, 130); y = rand_exp32(&s, 120, 130);
+            z = rand_exp32(&s, (next64(&s) & 1) ? 60 : 150, (next64(&s) & 1) ? 100 : 200);
+            break;
+        }
+        double r = gx_soft_fma(a, b, c), t = fma(a, b, c);
+        float r32 = gx_soft_fmaf(x, y, z), t32 = fmaf(x, y, z);
+        if (memcmp(&r, &t, 8) && !(isnan(r) && isnan(t))) {
+            if (bad++ < 5) printf("fma(%a, %a, %a): ours %a, the library's %a\n", a, b, c, r, t);
+        }
+        if (memcmp(&r32, &t32, 4) && !(isnan(r32) && isnan(t32))) {
+            if (bad32++ < 5) printf("fmaf(%a, %a, %a): ours %a, the library's %a\n", x, y, z, r32, t32);
+        }
+    }
+    printf("# softfma: %ld of %ld fma and %ld of %ld fmaf differ from the C library's\n", bad, (long)o->n,
+           bad32, (long)o->n);
+    return bad || bad32;
+#else
+    (void)o;
+    printf("# softfma: no 128-bit integers in this build (gx_soft_fma.h)\n");
+    return 0;
+#endif
 }
 
 int main(int argc, char **argv)
@@ -519,11 +629,15 @@ int main(int argc, char **argv)
         parse(argc, argv, 2 + nd, &o);
         return cmd_compare(nd, argv + 2, &o);
     }
+    if (argc >= 2 && !strcmp(argv[1], "softfma")) {
+        parse(argc, argv, 2, &o);
+        return cmd_softfma(&o);
+    }
     if (argc >= 3 && !strcmp(argv[1], "exhaustive")) {
         parse(argc, argv, 3, &o);
         return cmd_exhaustive(argv[2], &o);
     }
     fprintf(stderr, "usage: bits_harness isas | run DIR [opts] | compare REF DIR... [opts] | "
-                    "exhaustive OP [opts]  (see the top of bench/bits_harness.c)\n");
+                    "softfma [--n N] | exhaustive OP [opts]  (see the top of bench/bits_harness.c)\n");
     return 2;
 }
