@@ -10,16 +10,23 @@ Flags and why:
   assumed; neither changes a single result, both let loops vectorise.
 - ISA variants (baseline, AVX2+FMA, AVX-512) are compiled from the same source
   inside src/gx_kernels.c and chosen at run time on x86-64; aarch64 (Linux,
-  macOS) builds the baseline and NEON, which every aarch64 CPU has; no flag
-  here names an instruction set (build_flags).  Set GELU_EXT_MARCH_NATIVE=1 to add
-  -march=native (-mcpu=native on aarch64) for a build that only runs on this
-  CPU.
-- Threads come from our own pthreads pool (src/gx_pool.c: survives fork,
-  waits passively, shares work in chunks), not OpenMP, so nothing is probed;
-  where pthreads are missing, or with GELU_EXT_NO_THREADS=1, every call runs
-  on the calling thread.
+  macOS, Windows) builds the baseline and NEON, which every aarch64 CPU has;
+  no flag here names an instruction set (build_flags).  Set
+  GELU_EXT_MARCH_NATIVE=1 to add -march=native (-mcpu=native on aarch64) for a
+  build that only runs on this CPU (GCC and clang).
+- Flags per compiler, not per platform (compiler_kind asks the compiler what
+  it is): GCC, clang and mingw-w64 take the list above; Apple clang the same
+  without -fopenmp-simd (Apple's driver refuses OpenMP options; the pragmas
+  are hints, clang ignores them silently without it); MSVC /O2 /fp:precise
+  (no contraction since Visual Studio 2022) /std:c11 (_Pragma); clang-cl the
+  same plus -ffp-contract=off, since its /fp:precise fuses a*b+c.
+- Threads come from our own pool (src/gx_pool.c: survives fork, waits
+  passively, shares work in chunks) over POSIX threads (-pthread) or Windows
+  threads (src/gx_threads.h), not OpenMP, so nothing is probed; with
+  GELU_EXT_NO_THREADS=1 every call runs on the calling thread.
   -fopenmp-simd only honours `#pragma omp simd` hints (no runtime library).
-- GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (see README).
+- GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (GCC and clang;
+  see README).
 """
 import glob
 import os
@@ -27,69 +34,138 @@ import platform
 import sys
 
 
-def build_flags(plat=None, machine=None, env=None):
+COMPILERS = ("gcc", "clang", "apple-clang", "mingw", "msvc", "clang-cl")
+_GNU_LIKE = ("gcc", "clang", "apple-clang", "mingw")
+
+
+def default_compiler(plat):
+    """The compiler `pip install .` uses on a platform when CC is not set."""
+    return {"win32": "msvc", "darwin": "apple-clang"}.get(plat, "gcc")
+
+
+def compiler_kind(macros):
+    """Which of COMPILERS a compiler is, from its predefined macros (the text
+    of `cc -dM -E -x c -`, or a list of names): Apple's clang defines
+    __apple_build_version__, clang __clang__, GCC only __GNUC__; mingw-w64's
+    GCC also _WIN32.  None if it is none of these."""
+    names = set(macros) if not isinstance(macros, str) else {
+        w[1] for w in (line.split() for line in macros.splitlines()) if len(w) >= 2 and w[0] == "#define"}
+    if "_MSC_VER" in names:
+        return "clang-cl" if "__clang__" in names else "msvc"
+    if "__apple_build_version__" in names:
+        return "apple-clang"
+    if "__clang__" in names:
+        return "clang"
+    if "__GNUC__" in names:
+        return "mingw" if "_WIN32" in names else "gcc"
+    return None
+
+
+def build_flags(plat=None, machine=None, env=None, compiler=None):
     """The kernels' C flags for a target: (compile_args, link_args,
     define_macros).  plat is a sys.platform value ("linux", "darwin",
     "win32"), machine a platform.machine() one ("x86_64", "AMD64", "aarch64",
-    "arm64"); both default to this machine's, env to os.environ.  No flag
-    names an x86 instruction set: the AVX2 and AVX-512 paths are compiled by
-    target pragmas inside src/gx_kernels.c, so an aarch64 build (Linux or
-    macOS) gets the portable flags only (its NEON path needs none).  bench/aarch64.sh cross-compiles the
-    kernels with what this returns for ("linux", "aarch64") and ("darwin",
-    "arm64")."""
+    "arm64"), compiler one of COMPILERS; they default to this machine's, the
+    platform's default compiler (default_compiler), env to os.environ.  No
+    flag names an instruction set: the AVX2 and AVX-512 paths are compiled
+    by target attributes inside src/gx_kernels.c (GX_TARGET_PUSH), so every
+    build gets the portable flags only.  bench/aarch64.sh and
+    bench/windows.sh cross-compile the kernels with what this returns."""
     plat = sys.platform if plat is None else plat
     machine = (platform.machine() if machine is None else machine).lower()
     env = os.environ if env is None else env
-    compile_args = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
-                    "-fopenmp-simd", "-Wall", "-Wno-unused-function"]
+    compiler = default_compiler(plat) if compiler is None else compiler
+    if compiler not in COMPILERS:
+        raise ValueError(f"compiler must be one of {', '.join(COMPILERS)}, got {compiler!r}")
     link_args = []
-    if plat == "win32":
-        compile_args = ["/O2", "/fp:precise"]
-    elif env.get("GELU_EXT_MARCH_NATIVE") == "1":
-        # AArch64 compilers take the host CPU as -mcpu=native (Apple clang
-        # has no -march=native)
-        compile_args.append("-mcpu=native" if machine in ("aarch64", "arm64") else "-march=native")
-    if env.get("GELU_EXT_SANITIZE") == "1":
-        san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
-        compile_args = [a for a in compile_args if a != "-O3"] + ["-O1", "-g"] + san
-        link_args += san
     define_macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
+    if compiler in ("msvc", "clang-cl"):
+        compile_args = ["/O2", "/fp:precise", "/std:c11"]
+        if compiler == "clang-cl":
+            compile_args += ["/clang:-ffp-contract=off", "/clang:-fno-math-errno"]
+    else:
+        compile_args = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+                        "-Wall", "-Wno-unused-function"]
+        if compiler != "apple-clang":
+            compile_args.insert(4, "-fopenmp-simd")
+        if env.get("GELU_EXT_MARCH_NATIVE") == "1":
+            # AArch64 compilers take the host CPU as -mcpu=native (Apple
+            # clang has no -march=native)
+            compile_args.append("-mcpu=native" if machine in ("aarch64", "arm64") else "-march=native")
+        if env.get("GELU_EXT_SANITIZE") == "1":
+            san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
+            compile_args = [a for a in compile_args if a != "-O3"] + ["-O1", "-g"] + san
+            link_args += san
     if env.get("GELU_EXT_NO_THREADS") == "1":
         define_macros.append(("GX_POOL_SERIAL", "1"))       # every call on the calling thread
-    elif plat != "win32":
-        # the thread pool (src/gx_pool.c); without pthreads it runs serially
+    elif compiler in ("gcc", "clang", "apple-clang") and plat != "win32":
+        # the thread pool over POSIX threads (src/gx_threads.h); Windows
+        # threads need no flag
         compile_args.append("-pthread")
         link_args.append("-pthread")
     return compile_args, link_args, define_macros
+
+
+def _probe_compiler(cc):
+    """compiler_kind of the compiler command `cc` (a list), by running it on
+    an empty input; None if it cannot be run."""
+    import subprocess
+    try:
+        out = subprocess.run(list(cc) + ["-dM", "-E", "-x", "c", "-"], input="", capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return compiler_kind(out.stdout) if out.returncode == 0 else None
+
+
+def _kind_of(compiler):
+    """compiler_kind of a setuptools compiler object."""
+    ctype = getattr(compiler, "compiler_type", "")
+    if ctype == "msvc":
+        cc = os.path.basename(str(getattr(compiler, "cc", "") or "")).lower()
+        return "clang-cl" if cc.startswith("clang-cl") else "msvc"
+    if ctype == "mingw32":
+        return "mingw"
+    kind = _probe_compiler(getattr(compiler, "compiler_so", None) or ["cc"])
+    return kind or ("apple-clang" if sys.platform == "darwin" else "gcc")
 
 
 def main():
     import numpy as np
     from Cython.Build import cythonize
     from setuptools import Extension, setup
+    from setuptools.command.build_ext import build_ext
 
-    compile_args, link_args, define_macros = build_flags()
+    class build_ext_per_compiler(build_ext):
+        """build_ext with build_flags for the compiler it was given."""
+
+        def build_extensions(self):
+            kind = _kind_of(self.compiler)
+            compile_args, link_args, define_macros = build_flags(compiler=kind)
+            print(f"gelu_ext: compiler {kind}: {' '.join(compile_args)}")
+            for ext in self.extensions:
+                ext.extra_compile_args = compile_args
+                ext.extra_link_args = link_args
+                ext.define_macros = list(ext.define_macros or []) + define_macros
+            super().build_extensions()
+
     extensions = [
         Extension(
             "gelu_ext._ufuncs",
             sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"],
             depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h")),
             include_dirs=[np.get_include(), "src"],
-            define_macros=define_macros,
-            extra_compile_args=compile_args,
-            extra_link_args=link_args,
         ),
         # the textbook 0.5 x (1 + erf(x / sqrt 2)) loop over libm, a benchmark row
         Extension(
             "gelu_ext._textbook",
             sources=["src/_textbook.pyx"],
             include_dirs=[np.get_include()],
-            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-            extra_compile_args=compile_args,
         ),
     ]
 
     setup(
+        cmdclass={"build_ext": build_ext_per_compiler},
         ext_modules=cythonize(
             extensions,
             build_dir="build/cython",
@@ -104,6 +180,6 @@ def main():
 
 
 # Run by pip (setuptools executes this file as __main__); imported only for
-# build_flags (bench/aarch64.sh).
+# build_flags (bench/aarch64.sh, bench/windows.sh, tests/test_build_flags.py).
 if __name__ == "__main__":
     main()
