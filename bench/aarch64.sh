@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The kernels on aarch64, checked bit for bit against this x86-64 build
-# without an ARM machine (issue 24): src/gx_kernels.c and src/gx_pool.c
-# cross-compiled with the flags setup.py passes on aarch64 (build_flags), and
-# bench/bits_harness.c run natively on every x86 path and under qemu-user.
+# without an ARM machine (issue 24): src/gx_kernels.c, src/gx_pool.c and
+# src/gx_soft_fma.c cross-compiled with the flags setup.py passes on aarch64
+# (build_flags), and bench/bits_harness.c run natively on every x86 path and
+# under qemu-user.
 #
 #   bench/aarch64.sh               # 2^18 inputs per op x dtype; x86 paths with and
 #                                  # without the AMD loop choices (~1 min on 2 cores)
@@ -14,8 +15,9 @@
 #   bench/aarch64.sh --install     # first apt-get install the toolchain if it is missing
 #
 # Steps: (1) print setup.py's flags for linux/aarch64 and darwin/arm64 and
-# fail if any names an instruction set (-m...); (2) cross-compile the two
-# kernel sources with them, as setuptools would (-fPIC, the defines), and
+# fail if any names an instruction set (-m...); (2) cross-compile the three
+# kernel sources with them, as setuptools would (-fPIC, the defines; Linux's
+# with GCC, Apple clang's with clang for aarch64 where there is one), and
 # fail on any warning; (3) count fmla and tbl in the NEON path's float32
 # table loops and fail if either is 0 (the loops went scalar); (4) build the
 # harness natively and for aarch64, run it on every path of src/gx_isas.h
@@ -31,6 +33,8 @@
 # difference, a warning or a build failure; 77 the toolchain is missing (skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/tools.sh
+. bench/tools.sh
 
 mode=full
 install=0
@@ -55,15 +59,8 @@ find_qemu() { command -v qemu-aarch64-static || command -v qemu-aarch64 || true;
 have_tools() { command -v "$CROSS" >/dev/null && [ -n "$(find_qemu)" ] && [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ]; }
 
 if ! have_tools && [ "$install" = 1 ]; then
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "== apt-get install $PKGS"
-        # shellcheck disable=SC2086
-        (timeout 600 apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq $PKGS) >/dev/null 2>&1 ||
-            echo "note: apt-get could not install $PKGS"
-    else
-        echo "note: cannot install $PKGS here (needs apt-get and root)"
-    fi
+    # shellcheck disable=SC2086
+    apt_install $PKGS
 fi
 if ! have_tools; then
     echo "note: aarch64 check skipped: $CROSS, qemu-aarch64(-static) or $SYSROOT missing (Debian: apt-get install $PKGS)"
@@ -93,23 +90,31 @@ done
 
 # (2) the kernels with those flags; the Cython-generated _ufuncs.c needs
 # aarch64 Python headers, which a cross toolchain does not have
+# Apple clang's flags (setup.py: clang's without -fopenmp-simd) go to a
+# clang for aarch64 Linux where there is one -- the same front end reads
+# them; Apple clang and the macOS SDK are not here -- else to GCC, which
+# warns on the `omp simd` hints clang ignores without that flag.
 for target in linux darwin; do
     fl="$linux_flags"
-    [ "$target" = darwin ] && fl="$darwin_flags"
-    if [ "$target" = darwin ] && [ "$fl" = "$linux_flags" ]; then
-        echo "== darwin/arm64: the same flags, the same objects (Apple clang itself is not here)"
-        continue
+    cc=("$CROSS")
+    if [ "$target" = darwin ]; then
+        fl="$darwin_flags"
+        if [ -n "$(find_clang)" ]; then
+            cc=("$(find_clang)" --target=aarch64-linux-gnu)
+        else
+            fl="$fl -Wno-unknown-pragmas"
+        fi
     fi
-    for src in gx_kernels gx_pool; do
+    for src in gx_kernels gx_pool gx_soft_fma; do
         # shellcheck disable=SC2086
-        if ! "$CROSS" $fl -fPIC -Isrc -c "src/$src.c" -o "$work/$src.$target.o" 2>"$work/cc.log" ||
+        if ! "${cc[@]}" $fl -fPIC -Isrc -c "src/$src.c" -o "$work/$src.$target.o" 2>"$work/cc.log" ||
                 [ -s "$work/cc.log" ]; then
             cat "$work/cc.log"
-            echo "FAIL: $CROSS $fl -fPIC -c src/$src.c: errors or warnings above"
+            echo "FAIL: ${cc[*]} $fl -fPIC -c src/$src.c: errors or warnings above"
             exit 1
         fi
     done
-    echo "== $CROSS: src/gx_kernels.c, src/gx_pool.c built for $target/aarch64 with no warning"
+    echo "== ${cc[*]}: src/gx_kernels.c, src/gx_pool.c, src/gx_soft_fma.c built for $target/aarch64 with no warning"
 done
 
 # (3) NEON in the float32 table loops of the neon path (lut_*, sig_*): fmla
@@ -130,9 +135,9 @@ fi
 
 # (4) the harness, natively and for aarch64
 # shellcheck disable=SC2086
-"$CC" $host_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c -lm -o "$work/bits_x86"
+"$CC" $host_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c src/gx_soft_fma.c -lm -o "$work/bits_x86"
 # shellcheck disable=SC2086
-"$CROSS" $linux_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c -lm -o "$work/bits_arm"
+"$CROSS" $linux_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c src/gx_soft_fma.c -lm -o "$work/bits_arm"
 qrun() { nice "$QEMU" -L "$SYSROOT" "$work/bits_arm" "$@"; }
 
 # Every path of src/gx_isas.h this CPU runs (bits_harness isas: name and

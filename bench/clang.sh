@@ -21,6 +21,8 @@
 # difference or a failure; 77 no clang here (skipped, with a note).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/tools.sh
+. bench/tools.sh
 
 install=0
 for a in "$@"; do
@@ -32,22 +34,8 @@ done
 PYTHON="${PYTHON:-python3}"
 PKG=clang-19
 
-find_clang() {
-    local c
-    for c in ${CLANG:-} clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang; do
-        if command -v "$c" >/dev/null; then echo "$c"; return; fi
-    done
-}
 if [ -z "$(find_clang)" ] && [ "$install" = 1 ]; then
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "== apt-get install $PKG"
-        # another job of CI may hold the package lock (bench/aarch64.sh --install): wait for it
-        (timeout 600 apt-get -o DPkg::Lock::Timeout=300 update -qq &&
-            DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o DPkg::Lock::Timeout=300 \
-                install -y -qq "$PKG") >/dev/null 2>&1 || echo "note: apt-get could not install $PKG"
-    else
-        echo "note: cannot install $PKG here (needs apt-get and root)"
-    fi
+    apt_install "$PKG"
 fi
 CLANG="$(find_clang)"
 if [ -z "$CLANG" ]; then

@@ -1,0 +1,24 @@
+# Shared by bench/aarch64.sh, bench/clang.sh and bench/windows.sh (sourced).
+
+# find_clang -> the first clang on PATH ($CLANG first, then the newest
+# Debian versions), or nothing
+find_clang() {
+    local c
+    for c in ${CLANG:-} clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang; do
+        if command -v "$c" >/dev/null; then echo "$c"; return; fi
+    done
+}
+
+# apt_install PKG... -> Debian packages installed where this can (apt-get,
+# root), else a note; another CI job may hold the package lock: wait for it
+apt_install() {
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        echo "== apt-get install $*"
+        (timeout 900 apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -o DPkg::Lock::Timeout=300 \
+                install -y -qq --no-install-recommends "$@") >/dev/null 2>&1 ||
+            echo "note: apt-get could not install $*"
+    else
+        echo "note: cannot install $* here (needs apt-get and root)"
+    fi
+}
