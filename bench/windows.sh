@@ -12,7 +12,8 @@
 #     (build_flags): none may name an instruction set (-m..., /arch:).
 # (2) MSVC mode: clang --target=x86_64-pc-windows-msvc and
 #     aarch64-pc-windows-msvc compile src/gx_kernels.c, src/gx_pool.c and
-#     src/gx_soft_fma.c with -Wall, failing on any warning; that mode
+#     src/gx_soft_fma.c with -Wall, -Wvla and -Wgnu (cl.exe has neither
+#     variable-length arrays nor GNU extensions), failing on any warning; that mode
 #     defines _MSC_VER and not __GNUC__, so every MSVC branch of our code
 #     is taken (gx_isas.h's CPUID/XCR0 checks, gx_atomic.h's Interlocked
 #     atomics, gx_threads.h's Windows threads), and the objects must hold
@@ -21,8 +22,8 @@
 #     UCRT's and the Windows SDK's, with bench/msvc/shim.h for the two
 #     things they lack in that mode (fma/fmaf declarations, a builtin
 #     clash).  What this does NOT prove: that MSVC itself (cl.exe) accepts
-#     the code -- clang is more lenient (GNU vector casts, statement
-#     expressions would pass), and under clang the ISA blocks take clang's
+#     the code -- clang is more lenient (GNU vector operators and casts
+#     pass even so), and under clang the ISA blocks take clang's
 #     target attributes where MSVC takes none -- nor that the result links
 #     and runs against the real UCRT (nothing here runs it).
 # (3) mingw-w64: src/gx_soft_fma.h's fma and fmaf against glibc's (correctly
@@ -131,7 +132,7 @@ for target in x86_64-pc-windows-msvc aarch64-pc-windows-msvc; do
         exit 1
     fi
     for src in gx_kernels gx_pool gx_soft_fma; do
-        if ! "$CLANG" --target=$target "${msvc_inc[@]}" -O2 -ffp-contract=off -Wall -Wno-unused-function \
+        if ! "$CLANG" --target=$target "${msvc_inc[@]}" -O2 -ffp-contract=off -Wall -Wno-unused-function -Wvla -Wgnu \
                 -Isrc -c "src/$src.c" -o "$work/$src.$target.obj" 2>"$work/cc.log" || [ -s "$work/cc.log" ]; then
             head -n 40 "$work/cc.log"
             echo "FAIL: $CLANG --target=$target -c src/$src.c: errors or warnings above"
