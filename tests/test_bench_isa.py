@@ -5,6 +5,7 @@ is imported, so every case runs in its own interpreter."""
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import pytest
 
 from gelu_ext import _ufuncs
 from gelu_ext.jobs import bench
+from helpers import usable_isas
 
 
 def _child(code, cwd, **env):
@@ -46,26 +48,36 @@ def test_cap_isa_sets_each_library_and_keeps_jax_on_one_thread(isa, tmp_path):
     aten, xla = bench.ISA_CAPS[isa]
     assert got["env"]["GELU_EXT_ISA"] == isa and got["env"]["ATEN_CPU_CAPABILITY"] == aten
     flags = got["env"]["XLA_FLAGS"].split()
-    assert f"--xla_cpu_max_isa={xla}" in flags
+    if xla is None:         # no XLA cap for this path (aarch64)
+        assert not [f for f in flags if f.startswith("--xla_cpu_max_isa=")]
+    else:
+        assert f"--xla_cpu_max_isa={xla}" in flags
     assert "--xla_cpu_multi_thread_eigen=false" in flags
     assert all(f.startswith("--") for f in flags)      # XLA ignores every flag after a bare word
     assert got["path"] == isa          # gelu_ext was imported before: applied at once
 
 
 def test_cap_isa_replaces_a_max_isa_flag_and_keeps_the_users_other_flags(tmp_path):
-    got = _child(_CAP.format(isa="baseline"), tmp_path, XLA_FLAGS="--xla_cpu_max_isa=AVX512 --xla_foo=1 stray")
-    assert got["env"]["XLA_FLAGS"].split() == ["--xla_cpu_max_isa=SSE4_2", "--xla_foo=1", "stray"]
+    capped = [isa for isa in usable_isas() if bench.ISA_CAPS[isa][1] is not None]
+    if not capped:
+        pytest.skip("no path of this build sets an XLA cap")
+    isa = capped[0]
+    got = _child(_CAP.format(isa=isa), tmp_path, XLA_FLAGS="--xla_cpu_max_isa=AVX512 --xla_foo=1 stray")
+    xla = bench.ISA_CAPS[isa][1]
+    assert got["env"]["XLA_FLAGS"].split() == [f"--xla_cpu_max_isa={xla}", "--xla_foo=1", "stray"]
 
 
 def test_cap_isa_refuses_once_a_peer_is_imported(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or type(sys)("torch"))
     monkeypatch.delitem(sys.modules, "jax", raising=False)
-    with pytest.raises(RuntimeError, match=r"cap_isa\('avx2'\) must run before torch is imported"):
-        bench.cap_isa("avx2")
+    isa = _ufuncs.ISA_NAMES[-1]
+    with pytest.raises(RuntimeError, match=rf"cap_isa\('{isa}'\) must run before torch is imported"):
+        bench.cap_isa(isa)
 
 
 def test_cap_isa_names_the_accepted_values():
-    with pytest.raises(ValueError, match=r"isa must be one of \('baseline', 'avx2', 'avx512'\), got 'sse9'"):
+    accepted = re.escape(repr(tuple(_ufuncs.ISA_NAMES)))
+    with pytest.raises(ValueError, match=rf"isa must be one of {accepted}, got 'sse9'"):
         bench.cap_isa("sse9")
 
 
@@ -96,7 +108,7 @@ print(json.dumps({"runs": isa["runs"], "not_comparable": isa["not_comparable"]})
 @pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "jax", "onnxruntime", "onnx")),
                     reason="the peers are not installed (benchmark environment only)")
 def test_the_peers_read_back_avx2(tmp_path):
-    if _ufuncs.ISA_NAMES.index(_ufuncs._best_isa()) < _ufuncs.ISA_NAMES.index("avx2"):
+    if "avx2" not in usable_isas():
         pytest.skip("this CPU has no AVX2")
     got = _child(_PEERS_READ_BACK, tmp_path)
     assert got["runs"]["gelu_ext"] == "avx2"

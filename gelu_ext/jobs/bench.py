@@ -437,11 +437,20 @@ def _load_torch():
 # name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
 # reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
 # below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
-ISA_CAPS = {
+# One table per architecture, keyed by this build's paths (_ufuncs.ISA_NAMES):
+# on aarch64 PyTorch's DEFAULT capability is its NEON build (it has no level
+# below) and no XLA cap is set (None), so the baseline row holds ours alone.
+_ISA_CAPS_X86_64 = {
     "baseline": ("default", "SSE4_2"),
     "avx2": ("avx2", "AVX2"),
     "avx512": ("avx512", "AVX512"),
 }
+_ISA_CAPS_AARCH64 = {
+    "baseline": ("default", None),
+    "neon": ("default", None),
+}
+ISA_CAPS = next(t for t in (_ISA_CAPS_X86_64, _ISA_CAPS_AARCH64, {name: ("default", None) for name in _ufuncs.ISA_NAMES})
+                if set(t) == set(_ufuncs.ISA_NAMES))
 _isa_asked = None
 
 
@@ -458,7 +467,8 @@ def cap_isa(isa):
     os.environ["GELU_EXT_ISA"] = isa
     gelu_ext._config._apply_env_isa()       # gelu_ext is imported already: apply it now
     os.environ["ATEN_CPU_CAPABILITY"] = aten
-    _add_xla_flags(f"--xla_cpu_max_isa={xla}")
+    if xla is not None:
+        _add_xla_flags(f"--xla_cpu_max_isa={xla}")
     _isa_asked = isa
 
 
@@ -501,7 +511,7 @@ def isa_info():
     if "jax" in _peer_cache and peer("jax") is not None:
         got = _jax_isa()
         runs["jax"] = f"{got[0]}, compiled for {got[1]}" if got else "? (no read-back)"
-        if asked and got and got[0] != ISA_CAPS[asked][1]:
+        if asked and got and ISA_CAPS[asked][1] is not None and got[0] != ISA_CAPS[asked][1]:
             not_comparable["jax"] = f"JAX compiles for {got[0]}, not the {ISA_CAPS[asked][1]} asked"
     if "onnxruntime" in _peer_cache and peer("onnxruntime") is not None:
         runs["onnxruntime"] = f"{best} (the CPU's best; no switch)"
