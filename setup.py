@@ -153,7 +153,7 @@ def main():
         Extension(
             "gelu_ext._ufuncs",
             sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"],
-            depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h")),
+            depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h") + glob.glob("src/tables/*.h")),
             include_dirs=[np.get_include(), "src"],
         ),
         # the textbook 0.5 x (1 + erf(x / sqrt 2)) loop over libm, a benchmark row

@@ -1,7 +1,7 @@
 /*
  * gx_lut8.h -- the 8-piece float32-lane formulas of the AVX2 and NEON
  * paths: exact and tanh GELU, SiLU, quick GELU and their derivatives, from
- * the tables of src/gx_lut8_tables.h (bench/fit_lut8.py).  The scalar twins
+ * the tables of src/tables/gx_lut8_tables.h (src/tables/fit_lut8.py).  The scalar twins
  * below define the bits of every path that uses these tables; the vector
  * loops perform the very same IEEE operations (8 float lanes, each
  * coefficient fetched by one vpermps on AVX2, by one tbl per 4 lanes on
@@ -39,7 +39,7 @@
  *   + |M| 2^-23                 Horner's last two roundings and M + a e's,
  *                               |M| <= rho |r|: rho = 0.032 (exact GELU),
  *                               0.125 (tanh form), 0.008 (SiLU, quick GELU)
- *   + fit <= 1.6e-8 |r|         bench/fit_lut8.py, float32 coefficients
+ *   + fit <= 1.6e-8 |r|         src/tables/fit_lut8.py, float32 coefficients
  *   + e's own roundings         ~2^-48: e is a rounding error itself
  *   a priori <= 0.5 + 0.06 + 0.27 = 0.83 ULP (exact GELU) and 1.0 (tanh);
  *   the proof of <= 1 ULP is the exhaustive run (bench/ulp.py --exhaustive
@@ -66,7 +66,7 @@ typedef struct {
     GX_ALIGN64 uint32_t su[8];  /* S's bfloat16 bits (high half) | U's (low half) */
 } gx_lut8;
 
-#include "gx_lut8_tables.h"
+#include "tables/gx_lut8_tables.h"
 
 /* The table of each float32 split kernel (gx_k_instances.h, GX_F32_SPLITS)
  * on a path with 8-piece tables, and what its loop computes with it
