@@ -84,8 +84,7 @@ def build_flags(plat=None, machine=None, env=None, compiler=None):
         if compiler == "clang-cl":
             compile_args += ["/clang:-ffp-contract=off", "/clang:-fno-math-errno"]
     else:
-        compile_args = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
-                        "-Wall", "-Wno-unused-function"]
+        compile_args = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-Wall"]
         if compiler != "apple-clang":
             compile_args.insert(4, "-fopenmp-simd")
         if env.get("GELU_EXT_MARCH_NATIVE") == "1":

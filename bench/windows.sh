@@ -132,7 +132,7 @@ for target in x86_64-pc-windows-msvc aarch64-pc-windows-msvc; do
         exit 1
     fi
     for src in gx_kernels gx_pool gx_soft_fma; do
-        if ! "$CLANG" --target=$target "${msvc_inc[@]}" -O2 -ffp-contract=off -Wall -Wno-unused-function -Wvla -Wgnu \
+        if ! "$CLANG" --target=$target "${msvc_inc[@]}" -O2 -ffp-contract=off -Wall -Wvla -Wgnu \
                 -Isrc -c "src/$src.c" -o "$work/$src.$target.obj" 2>"$work/cc.log" || [ -s "$work/cc.log" ]; then
             head -n 40 "$work/cc.log"
             echo "FAIL: $CLANG --target=$target -c src/$src.c: errors or warnings above"

@@ -50,6 +50,7 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_nin(int op)
     int gx_op_base(int op)
     int gx_op_kind(int op)
+    const char *gx_kind_name(int kind)
     int gx_nisa()
     const char *gx_isa_name(int isa)
     const char *gx_isa_target(int isa)
@@ -59,7 +60,6 @@ cdef extern from "gx_kernels.h" nogil:
     int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
                  unsigned char *ok, gx_intp n)
     int gx_best_isa()
-    int gx_compiled_isa(int isa)
     int gx_get_isa()
     int gx_set_isa(int isa)
     int gx_get_num_threads()
@@ -159,7 +159,6 @@ cdef object _make(int op):
         gx_op_name(op), gx_op_doc(op), 0)
 
 
-_KINDS = ("plain", "bias", "gate", "dgate")     # GX_PLAIN ... GX_DGATE
 
 
 class Op(namedtuple("Op", "name nin kind base ufunc")):
@@ -192,7 +191,7 @@ def _register():
     for op in range(gx_nops()):
         name = gx_op_name(op).decode()
         uf = _make(op)
-        ops[name] = Op(name, gx_nin(op), _KINDS[gx_op_kind(op)], gx_op_name(gx_op_base(op)).decode(), uf)
+        ops[name] = Op(name, gx_nin(op), gx_kind_name(gx_op_kind(op)).decode(), gx_op_name(gx_op_base(op)).decode(), uf)
         globals()[name] = uf
         if name.endswith("_grad") and name.startswith(("relu", "gelu_")):     # the ops of 0.1.0
             globals()[name[:-len("_grad")] + "_backward"] = uf
@@ -326,7 +325,8 @@ def _best_isa():
 
 
 def _compiled_isas():
-    return tuple(n for i, n in enumerate(ISA_NAMES) if gx_compiled_isa(i))
+    """The paths this build has: every row of src/gx_isas.h for its architecture."""
+    return ISA_NAMES
 
 
 def _get_isa():

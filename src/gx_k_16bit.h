@@ -26,6 +26,9 @@
  * table: each op has one 16-bit kernel per choice (GX_K16_ROWS), and the
  * row's fill (gx_isa_compile.h) takes the ones the CPU wants.
  */
+#ifndef GX_ISA
+#error "src/gx_k_16bit.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
@@ -162,7 +165,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
 #if GX_HAVE_ATOMICS
     const uint16_t *t = (const uint16_t *)GX_ALOAD_PTR(&GX_FN(tab16)[base][bf], ACQUIRE);
     if (t) return t;
-    /* one spare entry: the AVX-512 reader (gx_lut16) loads 32 bits at each
+    /* one spare entry: the AVX-512 reader (lut16, below) loads 32 bits at each
      * entry and keeps the low 16 */
     uint16_t *nt = (uint16_t *)malloc((65536 + 1) * sizeof(uint16_t));
     float *f = (float *)malloc(2 * 65536 * sizeof(float));

@@ -5,6 +5,9 @@
  * the fused-bias and gated forms that run another kernel a block at a time
  * (GX_BIASED, GX_GATED, GX_DGATED) and ReLU's streaming loop (GX_STREAM).
  */
+#ifndef GX_ISA
+#error "src/gx_k_forms.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 /* out[i] = EXPR, with x = in[0][i] (and g = in[1][i], b = in[nin-1][i]) */
 #define GX_UNARY(name, T, EXPR)                                             \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \

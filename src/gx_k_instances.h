@@ -4,6 +4,9 @@
  * loop forms (gx_k_forms.h) and of the split driver (gx_k_split.h).  The
  * 16-bit kernels are gx_k_16bit.h's, from GX_F32_SPLITS below.
  */
+#ifndef GX_ISA
+#error "src/gx_k_instances.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 
 /* ReLU: the streaming loop, and the plain loop of the amd_loops choice */
 GX_STREAM(relu_f32, float, 1, GX_RELU(x))

@@ -6,6 +6,9 @@
  * (GX_SPLIT_PATCH, also used by the 16-bit one-pass kernels of
  * gx_k_16bit.h) and the general formula over an array (GX_FULL_FN).
  */
+#ifndef GX_ISA
+#error "src/gx_k_split.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
  * else FULL (the general double formula), i.e. the same bits as the
  * elementwise select, without computing both for every element.  Per block of
@@ -41,16 +44,9 @@
         mk &= mk - 1u;                                                      \
     } while (0)
 #ifdef GX_HAVE_PACK_IDX
-/* AVX-512: the indices come from vpcompressd, 16 mask bits at a time, and
- * only the 16-element chunks with a wanted element are visited (vptestmw
- * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
- * gather and put-back loops run whole vectors (a duplicate writes the same
- * value to the same place): no loop's trip count follows the element count.
- * Measured on AMD Zen 5, exact GELU on 2 N(0,1) data, per 1024 elements: the
- * split added 66 ns to the table loop's 175 with the bit-by-bit packing below
- * at 1024- or 4096-element blocks, 66 with this one at 1024, 21 at 4096: the
- * gain is in paying the per-block costs once per 4096 elements, which the
- * bit-by-bit packing's per-word work did not allow. */
+/* AVX-512: the indices from GX_FN(pack_idx) (simd/avx512.h says how, and
+ * what it saves), padded to whole vectors, so the gather and put-back loops
+ * below run whole vectors. */
 #define GX_SPLIT_PATCH(NIN, F, want, MUL, W, N)                                   \
     do {                                                                    \
         const int kp = GX_FN(pack_idx)(bad, m, want, idx);                  \

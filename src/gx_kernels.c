@@ -130,6 +130,11 @@ int gx_nops(void) { return GX_NOPS; }
 int gx_nin(int op) { return GX_IN_TABLE(op) ? gx_nin_table[op] : 0; }
 int gx_op_base(int op) { return GX_IN_TABLE(op) ? gx_base_table[op] : -1; }
 int gx_op_kind(int op) { return GX_IN_TABLE(op) ? gx_kind_table[op] : -1; }
+const char *gx_kind_name(int kind)
+{
+    static const char *const names[] = GX_KIND_NAMES;
+    return kind >= 0 && kind < (int)(sizeof names / sizeof names[0]) ? names[kind] : NULL;
+}
 const char *gx_op_name(int op) { return GX_IN_TABLE(op) ? gx_name_table[op] : NULL; }
 const char *gx_op_doc(int op) { return GX_IN_TABLE(op) ? gx_doc_table[op] : NULL; }
 
@@ -150,7 +155,6 @@ static gx_intp gx_threshold = 1 << 15;
  * _ufuncs._set_chunk) for tests and measurements. */
 static gx_intp gx_chunk = 8192;
 
-int gx_compiled_isa(int isa) { return GX_ISA_IN_TABLE(isa); }
 
 
 /* the last row whose CPU check passes (rows are in order of preference) */

@@ -39,7 +39,6 @@ static inline int gx_loop_dt(intptr_t code) { return (int)(code & 3); }
 typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n);
 
 int gx_best_isa(void);          /* the last row of GX_ISAS this CPU runs */
-int gx_compiled_isa(int isa);   /* 1 if this build has the path: every row of GX_ISAS */
 int gx_get_isa(void);
 int gx_set_isa(int isa);        /* returns 0, or -1 if this CPU does not run it */
 

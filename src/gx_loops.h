@@ -24,7 +24,6 @@
  *   SET(c)              c in every lane
  *   ADD SUB MUL (a,b)   one rounding each
  *   FMA(a,b,c)          a b + c, FMS(a,b,c): a b - c, one rounding each
- *   NEG(v)              the sign bit flipped (F32)
  *   ABSMIN(x,X)         min(|x|, X) for X > 0, and X where x is NaN
  *   LO16(v)             F32: the float whose bits are v's low 16 bits shifted
  *                       up (gx_lut_lo16)
@@ -39,7 +38,6 @@
  *   SIGNM(x)            x's sign as a mask that SEL1MH and SELNEG read:
  *   SEL1MH(m, h)        x < 0 ? h : 1 - h   (sign set: h; -0 counts as < 0)
  *   SELNEG(m, M)        x < 0 ? M : -M (F32)
- *   SEL(m, a, b)        m ? a : b (F32), for masks from SPECIAL, BAD, BAD1
  *   MASKMUL(m, s, a, b) m ? a b : s (F32)
  *   SPECIAL(g)          g is +-0, +-inf or NaN (F32)
  *   BAD(x, X)           !(|x| <= X): |x| > X or NaN
@@ -50,7 +48,6 @@
  *                       bits gathered by one multiply)
  *   NBITS(m, b)         optional: the lanes set in m, given b = MBITS(m)
  *                       (default GX_POPCNT64(b); NEON has no scalar popcount)
- *   MANY(m)             any lane set (F32)
  *   16-bit data in F32 lanes, where the header defines GX_VEC16:
  *   LOAD_H(p), LOAD_B(p)    W float16 / bfloat16 values widened (exact)
  *   STORE_H(p,v), STORE_B(p,v)  rounded to float16 (round to nearest even,
@@ -92,6 +89,9 @@
  *                       ones cleared (gx_lut8_half)
  * (The float64 names, GX_F64_TABLE_*, can be overridden the same way.)
  */
+#ifndef GX_ISA
+#error "src/gx_loops.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 
 /* ------------------------------------------------ the loop skeleton -- */
 /* GX_FN(fname)(T, x, g, o, n, bad): o[j] = the formula of table T at x[j]

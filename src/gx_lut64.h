@@ -4,8 +4,9 @@
  * of the float32 tables (gx_lut.h) in double.  The scalar twin below defines
  * the bits; the array kernel (GX_FN(lut64_fwd) in gx_loops.h) performs the
  * very same IEEE operations in 8 (AVX-512), 4 (AVX2) or 2 (NEON) double
- * lanes, fetching table entries exactly (a two-register permute, a gather,
- * two loads), so every ISA path gives the same results.  Elements beyond
+ * lanes, fetching table entries exactly (AVX-512: a two-register permute;
+ * AVX2: each lane's row loaded and transposed, below; NEON: two loads), so
+ * every ISA path gives the same results.  Elements beyond
  * the tables (|x| > 5, NaN: 1.2% of 2 N(0, 1) data) take the double-double
  * formulas of gx_math.h (GX_SPLIT).
  *

@@ -7,8 +7,9 @@
  *
  * One row per operation:
  *   ID      enum constant (GX_OP_...; GX_RELU is gx_math.h's formula macro)
- *   NAME    public ufunc name; derivatives end in "_grad" (each is also
- *           registered as "..._backward", the name of release 0.1.0)
+ *   NAME    public ufunc name; derivatives end in "_grad" (the ReLU and
+ *           GELU ones are also "..._backward", their names in release
+ *           0.1.0: gelu_ext/__init__.py)
  *   KERNEL  kernel name in gx_k_instances.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
  *   NIN     inputs: x, then g for a derivative, then b for a fused bias;
  *           (gate, up) for a gated op, (gate, up, g) for its gate gradient
@@ -30,6 +31,8 @@
 #define GX_GATE 2     /* BASE(gate) * up: inputs (gate, up), two roundings     */
 #define GX_DGATE 3    /* BASE(gate, up * g): inputs (gate, up, g), up * g rounded
                          first: the gate's gradient of BASE(gate) * up        */
+/* their names, as Python shows them (_ufuncs.OPS[name].kind), in that order */
+#define GX_KIND_NAMES {"plain", "bias", "gate", "dgate"}
 
 #define GX_OPS(X)                                                              \
     X(GX_OP_RELU, "relu", relu, 1, GX_PLAIN, GX_OP_RELU,                       \
@@ -100,5 +103,6 @@ const char *gx_op_doc(int op);
 int gx_nin(int op);               /* 0 outside the table */
 int gx_op_base(int op);           /* -1 outside the table */
 int gx_op_kind(int op);           /* GX_PLAIN ... GX_DGATE; -1 outside the table */
+const char *gx_kind_name(int kind); /* "plain" ... "dgate"; NULL outside GX_PLAIN ... GX_DGATE */
 
 #endif

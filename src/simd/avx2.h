@@ -5,6 +5,9 @@
  * the top of gx_loops.h; every one is one IEEE operation, an exact table
  * fetch or an exact select.
  */
+#ifndef GX_ISA
+#error "src/simd/avx2.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 #include <immintrin.h>
 
 #define GX_VEC 1
@@ -22,7 +25,7 @@
 #define GX_F32_MUL(a, b) _mm256_mul_ps(a, b)
 #define GX_F32_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define GX_F32_FMS(a, b, c) _mm256_fmsub_ps(a, b, c)
-#define GX_F32_NEG(v) _mm256_xor_ps(v, _mm256_set1_ps(-0.0f))
+#define GX_F32_NEG(v) _mm256_xor_ps(v, _mm256_set1_ps(-0.0f))    /* this header's own, for SELNEG */
 #define GX_F32_ABSMIN(x, X) _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X)
 #define GX_F32_LO16(v) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(v), 16))
 /* The float32 table loops use the 8-piece tables (gx_lut8.h): one vpermps
@@ -37,7 +40,7 @@
 #define GX_F32_LUT8(r, i) _mm256_permutevar8x32_ps(r, i)
 #define GX_F32_HI16(v) _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xffff0000u)))
 #define GX_F32_SIGNM(x) (x)                                  /* blendv reads the sign bit */
-#define GX_F32_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define GX_F32_SEL(m, a, b) _mm256_blendv_ps(b, a, m)   /* this header's own, for the selects below */
 #define GX_F32_SEL1MH(n, h) GX_F32_SEL(n, h, GX_F32_SUB(GX_F32_SET(1.0f), h))
 #define GX_F32_SELNEG(n, M) GX_F32_SEL(n, M, GX_F32_NEG(M))
 #define GX_F32_MASKMUL(m, src, a, b) GX_F32_SEL(m, GX_F32_MUL(a, b), src)
@@ -46,7 +49,6 @@
 #define GX_F32_BAD(x, X) _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), X, _CMP_NLE_UQ)
 #define GX_F32_BAD1(x, NX) _mm256_cmp_ps(x, NX, _CMP_NGE_UQ)
 #define GX_F32_MBITS(m) ((uint64_t)_mm256_movemask_ps(m))
-#define GX_F32_MANY(m) (_mm256_movemask_ps(m) != 0)
 
 /* 16-bit data in float32 lanes (exact widening; rounding to nearest even) */
 #define GX_VEC16 1

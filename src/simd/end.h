@@ -6,6 +6,9 @@
  * row's header defines it; an overridable default (GX_TABLE, GX_F32_TABLE_*,
  * GX_F64_TABLE_*) missing here would be kept silently, so they are listed.
  */
+#ifndef GX_ISA
+#error "src/simd/end.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 #undef GX_BN_TARGET
 #undef GX_F32_ABSMIN
 #undef GX_F32_ADD
@@ -23,7 +26,6 @@
 #undef GX_F32_LUT
 #undef GX_F32_LUT_PREP
 #undef GX_F32_M
-#undef GX_F32_MANY
 #undef GX_F32_MASKMUL
 #undef GX_F32_MBITS
 #undef GX_F32_NBITS

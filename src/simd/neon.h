@@ -34,6 +34,9 @@
  *   unless a caller changed it (as the x86 paths follow MXCSR's for
  *   arithmetic; gx_kernels.c never changes either).
  */
+#ifndef GX_ISA
+#error "src/simd/neon.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
 #include <arm_neon.h>
 
 #define GX_VEC 1
@@ -84,7 +87,6 @@ GX_NEON_FN2(v_sub, float32x4x2_t, float32x4x2_t, float32x4x2_t, vsubq_f32)
 GX_NEON_FN2(v_mul, float32x4x2_t, float32x4x2_t, float32x4x2_t, vmulq_f32)
 GX_NEON_FN3(v_fma, float32x4x2_t, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_FMA1)
 GX_NEON_FN3(v_fms, float32x4x2_t, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_FMS1)
-GX_NEON_FN1(v_neg, float32x4x2_t, float32x4x2_t, vnegq_f32)
 GX_NEON_FN2(v_absmin, float32x4x2_t, float32x4x2_t, float32x4x2_t, GX_NEON_ABSMIN1)
 GX_NEON_FN1(v_lo16, float32x4x2_t, float32x4x2_t, GX_NEON_LO161)
 GX_NEON_FN1(v_hi16, float32x4x2_t, float32x4x2_t, GX_NEON_HI161)
@@ -112,7 +114,6 @@ GX_INLINE float32x4x2_t GX_FN(v_set)(float f)
 #define GX_F32_MUL(a, b) GX_FN(v_mul)(a, b)
 #define GX_F32_FMA(a, b, c) GX_FN(v_fma)(a, b, c)
 #define GX_F32_FMS(a, b, c) GX_FN(v_fms)(a, b, c)
-#define GX_F32_NEG(v) GX_FN(v_neg)(v)
 #define GX_F32_ABSMIN(x, X) GX_FN(v_absmin)(x, X)
 #define GX_F32_LO16(v) GX_FN(v_lo16)(v)
 #define GX_F32_HI16(v) GX_FN(v_hi16)(v)
@@ -138,7 +139,6 @@ GX_INLINE float32x4x2_t GX_FN(v_lut8)(uint8x16x2_t tab, uint8x16x2_t bi)
 #define GX_F32_LUT8_PREP(i) const uint8x16x2_t gx_bi_ = GX_FN(v_bidx)(i)
 #define GX_F32_LUT8(r, i) GX_FN(v_lut8)(r, gx_bi_)
 #define GX_F32_SIGNM(x) GX_FN(v_signm)(x)
-#define GX_F32_SEL(m, a, b) GX_FN(v_sel)(m, a, b)
 #define GX_F32_SEL1MH(n, h) GX_FN(v_sel1mh)(n, h)
 #define GX_F32_SELNEG(n, M) GX_FN(v_selneg)(n, M)
 #define GX_F32_MASKMUL(m, src, a, b) GX_FN(v_sel)(m, GX_FN(v_mul)(a, b), src)
@@ -159,7 +159,6 @@ GX_INLINE uint64_t GX_FN(v_mbytes)(uint32x4x2_t m)
 }
 #define GX_F32_MBITS(m) ((GX_FN(v_mbytes)(m) * 0x0102040810204080u) >> 56)
 #define GX_F32_NBITS(m, b) ((int)((GX_FN(v_mbytes)(m) * 0x0101010101010101u) >> 56))
-#define GX_F32_MANY(m) (vmaxvq_u32(vorrq_u32((m).val[0], (m).val[1])) != 0)
 
 /* 16-bit data in float32 lanes (exact widening; FPCR's rounding, nearest
  * even, for float16; bfloat16 by integer operations) */

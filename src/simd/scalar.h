@@ -5,3 +5,6 @@
  * with the bit-by-bit loop (gx_k_split.h).  Whatever the compiler makes of
  * the rest with the build's own flags (SSE2 on x86-64) is this path.
  */
+#ifndef GX_ISA
+#error "src/simd/scalar.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#endif
