@@ -72,7 +72,6 @@ static const int GX_FN(f32_pieces) = 32;
 #undef GX_PACK_SLACK
 #undef GX_ID
 #undef GX_FULL_FN
-#undef GX_F32_SPLITS
 #undef GX_ISA_LEVEL
 #undef GX_ISA
 #endif

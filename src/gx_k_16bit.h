@@ -15,7 +15,7 @@
  * sum: no double-rounding error).
  *
  * Two shortcuts give the same bits faster:
- * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_k_instances.h) run their
+ * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_kdefs.h) run their
  *   table loop on the 16-bit data itself (GX_SPLIT16, one pass): the
  *   derivatives always, forward SiLU with the amd_loops choice;
  * - the other forward ops of a unary base read a 65,536-entry result table
@@ -103,19 +103,19 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
                            1, 0, GX_ID, GX_ID);                             \
         }                                                                   \
     }
-#define GX_SPLIT16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16)               \
+#define GX_SPLIT16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
     GX_IF(ONE16)(                                                           \
-        GX_SPLIT16(KERNEL##_h16, NIN, LOOP##_h, GX_TABLE(KERNEL##_f32),     \
+        GX_SPLIT16(KERNEL##_h16, NIN, LOOP##_h, GX_F32_TABLE_OF(TAB32, TAB8), \
                    GX_FN(FULL##_f32_full), GX_FN(h2f), GX_FN(f2h))          \
-        GX_SPLIT16(KERNEL##_b16, NIN, LOOP##_b, GX_TABLE(KERNEL##_f32),     \
+        GX_SPLIT16(KERNEL##_b16, NIN, LOOP##_b, GX_F32_TABLE_OF(TAB32, TAB8), \
                    GX_FN(FULL##_f32_full), GX_FN(b2f), GX_FN(f2b)))
 GX_F32_SPLITS(GX_SPLIT16_ROW)
 #undef GX_SPLIT16_ROW
 /* the same bfloat16 kernels with STORE_BN (the bf16cvt choice) */
 #ifdef GX_F32_STORE_BN
-#define GX_SPLIT16_BN_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16)            \
+#define GX_SPLIT16_BN_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
     GX_IF(ONE16)(                                                           \
-        GX_SPLIT16(KERNEL##_bn16, NIN, LOOP##_bn, GX_TABLE(KERNEL##_f32),   \
+        GX_SPLIT16(KERNEL##_bn16, NIN, LOOP##_bn, GX_F32_TABLE_OF(TAB32, TAB8), \
                    GX_FN(FULL##_f32_full), GX_FN(b2f), GX_FN(f2b)))
 GX_F32_SPLITS(GX_SPLIT16_BN_ROW)
 #undef GX_SPLIT16_BN_ROW
@@ -126,11 +126,11 @@ GX_F32_SPLITS(GX_SPLIT16_BN_ROW)
 /* The one-pass kernel of each op (NULL: none), per conversion: the ONE16
  * rows of GX_F32_SPLITS, by their op's number (gx_ops.h, GX_KID_). */
 #ifdef GX_VEC16
-#define GX_ONE16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, SFX) \
+#define GX_ONE16_ROW(KERNEL, ONE16, SFX) \
     GX_IF(ONE16)([GX_KID_##KERNEL] = GX_FN(KERNEL##SFX),)
-#define GX_ONE16_H(KERNEL, NIN, LOOP, FULL, GATE, ONE16) GX_ONE16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, _h16)
-#define GX_ONE16_B(KERNEL, NIN, LOOP, FULL, GATE, ONE16) GX_ONE16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, _b16)
-#define GX_ONE16_BN(KERNEL, NIN, LOOP, FULL, GATE, ONE16) GX_ONE16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, _bn16)
+#define GX_ONE16_H(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _h16)
+#define GX_ONE16_B(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _b16)
+#define GX_ONE16_BN(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _bn16)
 static const gx_k16 GX_FN(one16_h)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_H) };
 static const gx_k16 GX_FN(one16_b)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_B) };
 #ifdef GX_F32_STORE_BN

@@ -2,7 +2,7 @@
  * gx_k_instances.h -- which float32 and float64 kernel each op of gx_ops.h
  * runs, per ISA (included by gx_isa_compile.h): the instance lists of the
  * loop forms (gx_k_forms.h) and of the split driver (gx_k_split.h).  The
- * 16-bit kernels are gx_k_16bit.h's, from GX_F32_SPLITS below.
+ * 16-bit kernels are gx_k_16bit.h's, from GX_F32_SPLITS (gx_kdefs.h).
  */
 #ifndef GX_ISA
 #error "src/gx_k_instances.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
@@ -24,8 +24,8 @@ GX_BINARY(relu_grad_f64_plain, double, g, (x > 0 ? g : 0.0))
  * formula elsewhere */
 GX_FULL_FN(gelu_erf_f64, double, gx_gelu_erf_f64, 0)
 GX_FULL_FN(gelu_tanh_f64, double, gx_gelu_tanh_f64, 0)
-GX_SPLIT(gelu_erf_f64, double, 1, lut64_fwd, GX_FN(gelu_erf_f64_full), 0)
-GX_SPLIT(gelu_tanh_f64, double, 1, lut64_fwd, GX_FN(gelu_tanh_f64_full), 0)
+GX_SPLIT(gelu_erf_f64, double, 1, lut64_fwd, GX_FN(gelu_erf_f64_full), 0, gx_lut64_erf)
+GX_SPLIT(gelu_tanh_f64, double, 1, lut64_fwd, GX_FN(gelu_tanh_f64_full), 0, gx_lut64_tanh)
 GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
 GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
 GX_UNARY(silu_f64, double, gx_silu_f64(x))
@@ -43,34 +43,12 @@ GX_FULL_FN(quick_gelu_f32, float, gx_quick_gelu_f32, 0)
 GX_FULL_FN(silu_grad_f32, float, gx_silu_grad_f32d, 1)
 GX_FULL_FN(quick_gelu_grad_f32, float, gx_quick_gelu_grad_f32d, 1)
 
-/* The float32 split kernels: float32 lanes from the tables where they cover
- * x (gx_lut_ok: |x| <= 4.5, 8 or 4.7, and for forward GELU every x >= -4.5),
- * the general formula FULL for the rest, so per element gx_lut_ok(x) ? the
- * scalar twin of gx_lut.h : the gx_math.h formula, whatever the split.  One
- * row per kernel:
- *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
- *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
- *   LOOP    its table loop (gx_loops.h); its table is GX_TABLE(KERNEL_f32)
- *   FULL    whose general formula (GX_FULL_FN) takes the rest
- *   GATE    1: a gated form, FULL(gate) * up (the loop multiplies itself)
- *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
- *           (gx_k_16bit.h; a forward op only with the amd_loops choice,
- *           where it beats reading the result table: SiLU's cheap formula),
- *           0: they widen blocks or read the result table */
-#define GX_F32_SPLITS(X)                                                    \
-    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, 0)                                 \
-    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, 0)                               \
-    X(gelu_erf_grad, 2, lut_grad, gelu_erf_grad, 0, 1)                      \
-    X(gelu_tanh_grad, 2, lut_grad, gelu_tanh_grad, 0, 1)                    \
-    X(silu, 1, sig_fwd, silu, 0, 1)                                         \
-    X(quick_gelu, 1, sig_fwd, quick_gelu, 0, 0)                             \
-    X(silu_grad, 2, sig_grad, silu_grad, 0, 1)                              \
-    X(quick_gelu_grad, 2, sig_grad, quick_gelu_grad, 0, 1)                  \
-    X(swiglu, 2, sig_gate, silu, 1, 0)                                      \
-    X(geglu_erf, 2, lut_gate, gelu_erf, 1, 0)                               \
-    X(geglu_tanh, 2, lut_gate, gelu_tanh, 1, 0)
-#define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16)                  \
-    GX_SPLIT(KERNEL##_f32, float, NIN, LOOP, GX_FN(FULL##_f32_full), GATE)
+/* The float32 split kernels, one per row of GX_F32_SPLITS (gx_kdefs.h):
+ * float32 lanes from the row's tables where they cover x, its general
+ * formula for the rest. */
+#define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
+    GX_SPLIT(KERNEL##_f32, float, NIN, LOOP, GX_FN(FULL##_f32_full), GATE,   \
+             GX_F32_TABLE_OF(TAB32, TAB8))
 GX_F32_SPLITS(GX_SPLIT_ROW)
 #undef GX_SPLIT_ROW
 

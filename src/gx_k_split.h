@@ -83,10 +83,11 @@
         for (int j = 0; j < k; j++) ob[idx[j]] = N((MUL) ? rb[j] * pg[j] : rb[j]); \
     } while (0)
 #endif
-/* GATE = 1: a gated form, base(x) * u with u = in[1] (NIN = 2): LUT is the
- * G = 2 table loop, which multiplies in its own loop; FULL (the base's general
- * formula) is multiplied after, so every element is (float)base(x) * u. */
-#define GX_SPLIT(name, T, NIN, LUT, FULL, GATE)                             \
+/* LUT reads table TAB.  GATE = 1: a gated form, base(x) * u with u = in[1]
+ * (NIN = 2): LUT is the G = 2 table loop, which multiplies in its own loop;
+ * FULL (the base's general formula) is multiplied after, so every element
+ * is (float)base(x) * u. */
+#define GX_SPLIT(name, T, NIN, LUT, FULL, GATE, TAB)                        \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
         const T *xp = (const T *)in[0];                                     \
@@ -111,7 +112,7 @@
                 }                                                           \
             }                                                               \
             /* LUT returns how many elements it flagged */                  \
-            const int nbad = GX_FN(LUT)(&GX_TABLE(name), xs, gs, ob, m, bad); \
+            const int nbad = GX_FN(LUT)(&(TAB), xs, gs, ob, m, bad);        \
             if (nbad == 0) continue;                                        \
             if (2 * nbad <= m) {                                            \
                 GX_SPLIT_PATCH(NIN, FULL(pb, pg, rb, kp), 1, GATE, GX_ID, GX_ID); \
@@ -119,7 +120,7 @@
                 FULL(xs, gs, ob, m);                                        \
                 if (GATE)                                                   \
                     for (int j = 0; j < m; j++) ob[j] = ob[j] * gs[j];      \
-                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&GX_TABLE(name), pb, pg, rb, kp, bad2), 0, 0, \
+                GX_SPLIT_PATCH(NIN, GX_FN(LUT)(&(TAB), pb, pg, rb, kp, bad2), 0, 0, \
                                GX_ID, GX_ID);                               \
             }                                                               \
         }                                                                   \

@@ -93,6 +93,44 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #endif
 #define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
 
+/* The float32 split kernels (gx_k_instances.h, gx_k_16bit.h): float32
+ * lanes from the tables where they cover x (gx_lut_ok: |x| <= 4.5, 8 or 4.7,
+ * and for forward GELU every x >= -4.5), the general formula FULL for the
+ * rest, so per element ok(x) ? the scalar twin of the path's tables : the
+ * gx_math.h formula, whatever the split.  The one list of which tables and
+ * loop each runs; one row per kernel:
+ *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
+ *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
+ *   LOOP    its table loop (gx_loops.h)
+ *   FULL    whose general formula (GX_FULL_FN) takes the rest
+ *   GATE    1: a gated form, FULL(gate) * up (the loop multiplies itself)
+ *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
+ *           (gx_k_16bit.h; a forward op only with the amd_loops choice,
+ *           where it beats reading the result table: SiLU's cheap formula),
+ *           0: they widen blocks or read the result table
+ *   TAB32   its 32-piece table (gx_lut.h): the baseline and AVX-512 paths'
+ *   TAB8    its 8-piece table (gx_lut8.h): the AVX2 and NEON paths'
+ *           (GX_F32_TABLE_OF, gx_loops.h, picks one per path; gx_twin8 runs
+ *           the scalar twins of TAB8 for the tests)
+ * What LOOP computes follows from NIN and GATE: the forward formula (NIN 1),
+ * the derivative times g (NIN 2), the forward formula times up (GATE).
+ * lut_fwd and lut_gate test only x < -x (GX_F32_BAD1): their tables must be
+ * forward GELU tables (xp = inf, GELU_FWD in src/tables/fit_lut.py); the
+ * scalar twins test the whole range, so a mismatch shows as paths that
+ * disagree. */
+#define GX_F32_SPLITS(X)                                                    \
+    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, 0, gx_lut_erf, gx_lut8_erf)        \
+    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, 0, gx_lut_tanh, gx_lut8_tanh)    \
+    X(gelu_erf_grad, 2, lut_grad, gelu_erf_grad, 0, 1, gx_lut_erf_grad, gx_lut8_erf_grad) \
+    X(gelu_tanh_grad, 2, lut_grad, gelu_tanh_grad, 0, 1, gx_lut_tanh_grad, gx_lut8_tanh_grad) \
+    X(silu, 1, sig_fwd, silu, 0, 1, gx_lut_silu, gx_lut8_silu)              \
+    X(quick_gelu, 1, sig_fwd, quick_gelu, 0, 0, gx_lut_quick, gx_lut8_quick) \
+    X(silu_grad, 2, sig_grad, silu_grad, 0, 1, gx_lut_silu_grad, gx_lut8_silu_grad) \
+    X(quick_gelu_grad, 2, sig_grad, quick_gelu_grad, 0, 1, gx_lut_quick_grad, gx_lut8_quick_grad) \
+    X(swiglu, 2, sig_gate, silu, 1, 0, gx_lut_silu, gx_lut8_silu)           \
+    X(geglu_erf, 2, lut_gate, gelu_erf, 1, 0, gx_lut_erf, gx_lut8_erf)      \
+    X(geglu_tanh, 2, lut_gate, gelu_tanh, 1, 0, gx_lut_tanh, gx_lut8_tanh)
+
 /* Each op's number by its KERNEL column (gx_ops.h): GX_KID_gelu_erf_grad is
  * GX_OP_GELU_ERF_GRAD; lists keyed by kernel name index op tables with it. */
 #define GX_KID_ROW_(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) GX_KID_##KERNEL = ID,

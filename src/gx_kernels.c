@@ -93,16 +93,19 @@ int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? *gx_isa_pieces_ta
 int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
              unsigned char *ok, gx_intp n)
 {
-#define GX_TWIN8_ROW(KERNEL, TAB, G)                                        \
+/* G: what the row's loop computes (GX_F32_SPLITS): 0 the forward formula,
+ * 1 the derivative times g, 2 the forward formula times up */
+#define GX_TWIN8_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
     if (strcmp(kernel, #KERNEL) == 0) {                                     \
+        const int G = (GATE) ? 2 : (NIN) - 1;                               \
         for (gx_intp i = 0; i < n; i++) {                                   \
-            out[i] = (G) == 1 ? gx_lut8_grad(&TAB, x[i], g[i])              \
-                   : ((G) == 2 ? gx_lut8_fwd(&TAB, x[i]) * g[i] : gx_lut8_fwd(&TAB, x[i])); \
-            ok[i] = (unsigned char)gx_lut8_ok(&TAB, x[i]);                  \
+            out[i] = G == 1 ? gx_lut8_grad(&TAB8, x[i], g[i])               \
+                   : (G == 2 ? gx_lut8_fwd(&TAB8, x[i]) * g[i] : gx_lut8_fwd(&TAB8, x[i])); \
+            ok[i] = (unsigned char)gx_lut8_ok(&TAB8, x[i]);                 \
         }                                                                   \
-        return (G) != 0;                                                    \
+        return G != 0;                                                      \
     }
-    GX_LUT8_KERNELS(GX_TWIN8_ROW)
+    GX_F32_SPLITS(GX_TWIN8_ROW)
 #undef GX_TWIN8_ROW
     return -1;
 }

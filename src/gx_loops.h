@@ -68,9 +68,11 @@
  * the padded tail, prefetch, the bits of the rejected elements, stores)
  * never names a table's layout.  What it reads is the header's to choose;
  * each has a default here that a header may define first:
- *   GX_TABLE(kernel)        the table a split kernel passes to its loop, per
- *                           kernel and dtype (gx_gelu_erf_f32_table, ...): a
- *                           header maps an op to its own table set
+ *   GX_F32_TABLE_OF(T32, T8)  which of a float32 split kernel's tables its
+ *                           loop reads (the TAB32 and TAB8 columns of
+ *                           GX_F32_SPLITS, gx_kdefs.h): T32 by default, T8
+ *                           with GX_F32_TABLES8; a header with a table set
+ *                           of its own adds a column there
  *   GX_F32_TABLE_T          the table's type (gx_lut)
  *   GX_F32_TABLE_DECL(T)    constants and TAB registers from one table
  *   GX_F32_TABLE_BODY(...)  one vector of results and its rejected lanes
@@ -170,7 +172,7 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 
 /* ------------------------------- the 8-piece tables (gx_lut8.h) -- */
 #ifdef GX_F32_TABLES8
-#define GX_TABLE(kernel) (*gx_##kernel##_table8)
+#define GX_F32_TABLE_OF(T32, T8) T8
 #define GX_F32_TABLE_T gx_lut8
 #define GX_F32_TWIN_FWD gx_lut8_fwd
 #define GX_F32_TWIN_GRAD gx_lut8_grad
@@ -225,8 +227,8 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 #endif
 #endif
 
-#ifndef GX_TABLE
-#define GX_TABLE(kernel) gx_##kernel##_table    /* gx_lut.h, gx_lut64.h */
+#ifndef GX_F32_TABLE_OF
+#define GX_F32_TABLE_OF(T32, T8) T32            /* gx_lut.h */
 #endif
 
 /* ------------------------------------------ float32 lanes (gx_lut.h) -- */

@@ -109,21 +109,7 @@ typedef struct {
 
 #include "tables/gx_lut_tables.h"
 
-/* the table of each float32 kernel (gx_k_instances.h, GX_F32_SPLITS).  The
- * vector loops of lut_fwd and lut_gate test only x < -x (GX_F32_BAD1): their
- * tables must be forward GELU tables (xp = inf, GELU_FWD in fit_lut.py); the
- * scalar twins test gx_lut_ok, so a mismatch shows as paths that disagree. */
-#define gx_gelu_erf_f32_table gx_lut_erf
-#define gx_gelu_tanh_f32_table gx_lut_tanh
-#define gx_gelu_erf_grad_f32_table gx_lut_erf_grad
-#define gx_gelu_tanh_grad_f32_table gx_lut_tanh_grad
-#define gx_silu_f32_table gx_lut_silu
-#define gx_silu_grad_f32_table gx_lut_silu_grad
-#define gx_quick_gelu_f32_table gx_lut_quick
-#define gx_quick_gelu_grad_f32_table gx_lut_quick_grad
-#define gx_swiglu_f32_table gx_lut_silu
-#define gx_geglu_erf_f32_table gx_lut_erf
-#define gx_geglu_tanh_f32_table gx_lut_tanh
+/* Which kernel reads which table: GX_F32_SPLITS (gx_kdefs.h). */
 
 /* The elements table T covers (NaN fails the test): |x| <= x, or for the
  * forward GELU tables, whose last piece serves the positive side up to

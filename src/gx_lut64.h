@@ -66,11 +66,6 @@ typedef struct {
 
 #include "tables/gx_lut64_tables.h"
 
-/* the table of each float64 split kernel (gx_k_instances.h, GX_SPLIT), and
- * so of the fused-bias and gated float64 forms that run it */
-#define gx_gelu_erf_f64_table gx_lut64_erf
-#define gx_gelu_tanh_f64_table gx_lut64_tanh
-
 GX_INLINE int gx_lut64_ok(const gx_lut64 *T, double x) { return fabs(x) <= T->x; }
 
 GX_INLINE double gx_lut64_fwd(const gx_lut64 *T, double x)

@@ -68,36 +68,8 @@ typedef struct {
 
 #include "tables/gx_lut8_tables.h"
 
-/* The table of each float32 split kernel (gx_k_instances.h, GX_F32_SPLITS)
- * on a path with 8-piece tables, and what its loop computes with it
- * (G: 0 the forward formula, 1 the derivative, 2 the forward formula times
- * the second input, a gated form).  GX_TABLE(kernel) reads the pointers
- * below on such a path (gx_loops.h); gx_twin8 (gx_kernels.c) runs the scalar
- * twins from the same rows for the tests. */
-#define GX_LUT8_KERNELS(X)                                                  \
-    X(gelu_erf, gx_lut8_erf, 0)                                             \
-    X(gelu_tanh, gx_lut8_tanh, 0)                                           \
-    X(gelu_erf_grad, gx_lut8_erf_grad, 1)                                   \
-    X(gelu_tanh_grad, gx_lut8_tanh_grad, 1)                                 \
-    X(silu, gx_lut8_silu, 0)                                                \
-    X(quick_gelu, gx_lut8_quick, 0)                                         \
-    X(silu_grad, gx_lut8_silu_grad, 1)                                      \
-    X(quick_gelu_grad, gx_lut8_quick_grad, 1)                               \
-    X(swiglu, gx_lut8_silu, 2)                                              \
-    X(geglu_erf, gx_lut8_erf, 2)                                            \
-    X(geglu_tanh, gx_lut8_tanh, 2)
-#if defined(__GNUC__) || defined(__clang__)
-#define GX_LUT8_UNUSED __attribute__((unused))
-#else
-#define GX_LUT8_UNUSED
-#endif
-#define GX_LUT8_PTR(KERNEL, TAB, G) \
-    static const gx_lut8 *const GX_LUT8_UNUSED gx_##KERNEL##_f32_table8 = &TAB;
-GX_LUT8_KERNELS(GX_LUT8_PTR)
-#undef GX_LUT8_PTR
-/* float64 keeps its tables (gx_lut64.h) on such a path */
-static const gx_lut64 *const GX_LUT8_UNUSED gx_gelu_erf_f64_table8 = &gx_lut64_erf;
-static const gx_lut64 *const GX_LUT8_UNUSED gx_gelu_tanh_f64_table8 = &gx_lut64_tanh;
+/* Which kernel reads which table on a path with 8-piece tables: the TAB8
+ * column of GX_F32_SPLITS (gx_kdefs.h); float64 keeps its tables (gx_lut64.h). */
 
 GX_INLINE int gx_lut8_ok(const gx_lut8 *T, float x) { return x >= -T->x && x <= T->xp; }
 

@@ -3,7 +3,7 @@
  * compiled (every name of the contract in gx_loops.h, and the defaults that
  * file gives the overridable ones), so the next row's header starts clean.
  * A primitive missing here shows as a "redefined" warning when the next
- * row's header defines it; an overridable default (GX_TABLE, GX_F32_TABLE_*,
+ * row's header defines it; an overridable default (GX_F32_TABLE_OF, GX_F32_TABLE_*,
  * GX_F64_TABLE_*) missing here would be kept silently, so they are listed.
  */
 #ifndef GX_ISA
@@ -86,7 +86,7 @@
 #undef GX_HAVE_GATHER16
 #undef GX_HAVE_PACK_IDX
 #undef GX_RNE16
-#undef GX_TABLE
+#undef GX_F32_TABLE_OF
 #undef GX_TABLE_LOOP
 #undef GX_TABLE_TWIN
 #undef GX_VEC
