@@ -184,36 +184,9 @@ static void gx_fill_all(void)
     for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i], &gx_cpu_choices);
 }
 
-/* gx_lut64.h's tables piece by piece (gx_lut64_rows), one per table */
-static const gx_lut64 *const gx_rows_src[] = { &gx_lut64_erf, &gx_lut64_tanh };
-static gx_lut64_rows gx_rows[sizeof gx_rows_src / sizeof gx_rows_src[0]];
-
-const gx_lut64_rows *gx_lut64_rows_of(const gx_lut64 *T)
-{
-    for (size_t k = 0; k < sizeof gx_rows_src / sizeof gx_rows_src[0]; k++)
-        if (gx_rows_src[k] == T) return &gx_rows[k];
-    return NULL;        /* a table missing from gx_rows_src: the tests crash */
-}
-
-static void gx_fill_rows(void)
-{
-    for (size_t k = 0; k < sizeof gx_rows_src / sizeof gx_rows_src[0]; k++) {
-        const gx_lut64 *T = gx_rows_src[k];
-        for (int i = 0; i < 16; i++) {
-            double *r = gx_rows[k].p[i];
-            r[0] = T->c[i];
-            r[1] = T->h[i];
-            r[2] = T->m1l[i];
-            for (int q = 0; q < 16; q++) r[3 + q] = T->m[q][i];
-            r[19] = 0.0;
-        }
-    }
-}
-
 static void gx_init_tables(void)
 {
     if (gx_active) return;
-    gx_fill_rows();
 #if GX_ARCH_X86_64
     gx_cpu_choices.amd_loops = gx_cpu_amd();
     gx_cpu_choices.bf16cvt = gx_cpu_avx512bf16();

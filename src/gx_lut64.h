@@ -55,6 +55,17 @@
 
 #include "gx_lut.h"             /* GX_ALIGN64, GX_INLINE via gx_math.h */
 
+/* The same table piece by piece, for vector paths that fetch by loading
+ * each lane's piece and transposing (simd/avx2.h: four 4-double loads and
+ * eight shuffles give 4 coefficients for 4 lanes, where a gather per
+ * coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
+ * m_0 .. m_15, and a zero: the same doubles as the table's columns, written
+ * out by src/tables/fit_lut64.py beside them. */
+#define GX_LUT64_ROW 20
+typedef struct {
+    GX_ALIGN64 double p[16][GX_LUT64_ROW];
+} gx_lut64_rows;
+
 typedef struct {
     double x;                   /* covers |x| <= x; a = |x| clamped at x */
     double k, k2, k3, t0;       /* piece of a: floor(k a + k2 a^2 + k3 a^3 + t0) */
@@ -62,6 +73,7 @@ typedef struct {
     GX_ALIGN64 double h[16];    /* H_i */
     GX_ALIGN64 double m[16][16]; /* M_i(d) = m[0][i] + m[1][i] d + ... + m[15][i] d^15 */
     GX_ALIGN64 double m1l[16];  /* ... + m1l[i] d: m_1's low part */
+    const gx_lut64_rows *rows;  /* the same, piece by piece */
 } gx_lut64;
 
 #include "tables/gx_lut64_tables.h"
@@ -82,17 +94,5 @@ GX_INLINE double gx_lut64_fwd(const gx_lut64 *T, double x)
     double B = signbit(x) ? T->h[i] : 1.0 - T->h[i];
     return copysign(fma(x, B, -p), x);     /* x's sign, +-0 included: see gx_lut_fwd (gx_lut.h) */
 }
-
-/* The same tables piece by piece, for vector paths that fetch by loading
- * each lane's piece and transposing (simd/avx2.h: four 4-double loads and
- * eight shuffles give 4 coefficients for 4 lanes, where a gather per
- * coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
- * m_0 .. m_15, and a zero.  Filled once from the tables above before any
- * kernel runs (gx_kernels.c); gx_lut64_rows_of(T) is T's copy. */
-#define GX_LUT64_ROW 20
-typedef struct {
-    GX_ALIGN64 double p[16][GX_LUT64_ROW];
-} gx_lut64_rows;
-const gx_lut64_rows *gx_lut64_rows_of(const gx_lut64 *T);
 
 #endif /* GX_LUT64_H */

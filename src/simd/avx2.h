@@ -107,7 +107,7 @@ static inline void gx_rows4_avx2(const double *r0, const double *r1, const doubl
     const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
     const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
     const GX_F64_V R_t0 = GX_F64_SET((T)->t0);                              \
-    const gx_lut64_rows *const R_rows = gx_lut64_rows_of(T)
+    const gx_lut64_rows *const R_rows = (T)->rows
 #define GX_F64_TABLE_BODY(xv, gv, res, bm, unused)                          \
     do {                                                                    \
         const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \

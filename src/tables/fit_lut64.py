@@ -169,6 +169,12 @@ def generate():
         rows, worst, rho = table(name, q, ix)
         out.append("")
         out.append(f"/* forward; |x| <= {X:g}; worst weighted fit error {worst:.2e}; max |M| / |a q(a)| {rho:.3f} */")
+        # the rows (gx_lut64_rows): c_i, H_i, m1l_i, m_0 .. m_DEG, 0
+        out.append(f"static const gx_lut64_rows {name}_rows = {{{{")
+        for r in rows:
+            out.append("    {" + ", ".join(fmt(v) for v in [r[0], r[1], r[2][DEG + 1]] + list(r[2][:DEG + 1]) + [0])
+                       + "},")
+        out.append("}};")
         out.append(f"static const gx_lut64 {name} = {{")
         out.append(f"    {fmt(X)}, {fmt(ix.K)}, {fmt(ix.K2)}, {fmt(ix.K3)}, {fmt(ix.T0)},")
         out.append("    {" + ", ".join(fmt(r[0]) for r in rows) + "},")
@@ -178,6 +184,7 @@ def generate():
             out.append("        {" + ", ".join(fmt(r[2][j]) for r in rows) + "},")
         out.append("    },")
         out.append("    {" + ", ".join(fmt(r[2][DEG + 1]) for r in rows) + "},")
+        out.append(f"    &{name}_rows,")
         out.append("};")
     return "\n".join(out) + "\n"
 
