@@ -32,8 +32,9 @@
  *                       (gx_lut_index); F64 trunc(t) capped at 15
  *   TAB                 a table (32 floats, 16 doubles, 64-byte aligned) made
  *                       ready for LUT: TAB_LOAD(r, p) once per call
- *   LUT_PREP(i)         declarations LUT needs per index vector (or (void)0);
- *                       LUT(r, i): entry i of every lane, exact
+ *   LUT_IDX, LUT_PREP(i)  the index vector i made ready for LUT, and its
+ *                       type (I and i itself where nothing is needed);
+ *                       LUT(r, p): entry p of every lane, exact
  *   masks:
  *   SIGNM(x)            x's sign as a mask that SEL1MH and SELNEG read:
  *   SEL1MH(m, h)        x < 0 ? h : 1 - h   (sign set: h; -0 counts as < 0)
@@ -85,8 +86,8 @@
  *                       TAB8_LOAD(r, p) once per call
  *   INDEX8(t)           the piece of every lane as an I, from t = the bits of
  *                       GX_LUT_MAGIC + n, capped at 7 (gx_lut8_index)
- *   LUT8_PREP(i)        declarations LUT8 needs per index vector (or (void)0);
- *                       LUT8(r, i): entry i of every lane, exact (bits kept)
+ *   LUT8_IDX, LUT8_PREP(i)  the same for LUT8 (NEON: the byte indices of
+ *                       tbl); LUT8(r, p): entry p of every lane, exact (bits kept)
  *   HI16(v)             the float whose bits are v's high 16 bits, the low
  *                       ones cleared (gx_lut8_half)
  * (The float64 names, GX_F64_TABLE_*, can be overridden the same way.)
@@ -197,12 +198,12 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
         const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R_k, GX_F32_SET(GX_LUT_MAGIC)) \
             : GX_F32_FMA(a_, GX_F32_FMA(a_, R_k2, R_k), GX_F32_SET(GX_LUT_MAGIC)); \
         const GX_F32_I i_ = GX_F32_INDEX8(t_);                              \
-        GX_F32_LUT8_PREP(i_);                                               \
-        const GX_F32_V e8_ = GX_F32_LUT8(R_m[8], i_), e7_ = GX_F32_LUT8(R_m[7], i_); \
-        const GX_F32_V su_ = GX_F32_LUT8(R_su, i_);                         \
+        const GX_F32_LUT8_IDX p_ = GX_F32_LUT8_PREP(i_);                    \
+        const GX_F32_V e8_ = GX_F32_LUT8(R_m[8], p_), e7_ = GX_F32_LUT8(R_m[7], p_); \
+        const GX_F32_V su_ = GX_F32_LUT8(R_su, p_);                         \
         const GX_F32_V d_ = GX_F32_SUB(a_, GX_F32_LO16(e8_));               \
         GX_F32_V M_ = GX_F32_FMA(e8_, d_, e7_);              /* gx_lut8_poly */ \
-        for (int q_ = 6; q_ >= 0; q_--) M_ = GX_F32_FMA(M_, d_, GX_F32_LUT8(R_m[q_], i_)); \
+        for (int q_ = 6; q_ >= 0; q_--) M_ = GX_F32_FMA(M_, d_, GX_F32_LUT8(R_m[q_], p_)); \
         /* B = h + e (gx_lut8_b) */                                         \
         const GX_F32_V base_ = GX_F32_SET((G) == 1 ? 2.0f : 0.5f);          \
         const GX_F32_V H5_ = GX_F32_ADD(GX_F32_LO16(e7_), base_);           \
@@ -262,14 +263,14 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
         const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R_k, GX_F32_SET(GX_LUT_MAGIC)) \
             : GX_F32_FMA(a_, GX_F32_FMA(a_, R_k2, R_k), GX_F32_SET(GX_LUT_MAGIC)); \
         const GX_F32_I i_ = GX_F32_INDEX(t_);                               \
-        GX_F32_LUT_PREP(i_);                                                \
-        const GX_F32_V e5_ = GX_F32_LUT(R_m5c, i_), e6_ = GX_F32_LUT(R_m6h, i_); \
+        const GX_F32_LUT_IDX p_ = GX_F32_LUT_PREP(i_);                      \
+        const GX_F32_V e5_ = GX_F32_LUT(R_m5c, p_), e6_ = GX_F32_LUT(R_m6h, p_); \
         const GX_F32_V d_ = GX_F32_SUB(a_, GX_F32_LO16(e5_));               \
         const GX_F32_V M_ = GX_F32_FMA(GX_F32_FMA(GX_F32_FMA(GX_F32_FMA(GX_F32_FMA( \
             (S) ? e5_ : GX_F32_FMA(e6_, d_, e5_),                           \
-            d_, GX_F32_LUT(R_m[4], i_)), d_, GX_F32_LUT(R_m[3], i_)),       \
-            d_, GX_F32_LUT(R_m[2], i_)), d_, GX_F32_LUT(R_m[1], i_)),       \
-            d_, GX_F32_LUT(R_m[0], i_));                    /* gx_lut_poly */ \
+            d_, GX_F32_LUT(R_m[4], p_)), d_, GX_F32_LUT(R_m[3], p_)),       \
+            d_, GX_F32_LUT(R_m[2], p_)), d_, GX_F32_LUT(R_m[1], p_)),       \
+            d_, GX_F32_LUT(R_m[0], p_));                    /* gx_lut_poly */ \
         const GX_F32_V h_ = GX_F32_LO16(e6_);                               \
         const GX_F32_M n_ = GX_F32_SIGNM(xv);                               \
         const GX_F32_V B_ = GX_F32_SEL1MH(n_, h_);                          \
@@ -349,12 +350,12 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
         const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \
         const GX_F64_I i_ = GX_F64_INDEX(GX_F64_FMA(a_, GX_F64_FMA(a_,      \
             GX_F64_FMA(a_, R_k3, R_k2), R_k), R_t0));                       \
-        GX_F64_LUT_PREP(i_);                                                \
-        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_LUT(R_c, i_));            \
-        GX_F64_V p_ = GX_F64_LUT(R_m[15], i_);                              \
-        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_LUT(R_m[q_], i_)); \
-        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_LUT(R_m1l, i_), d_, GX_F64_LUT(R_m[0], i_))); \
-        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_LUT(R_h, i_)), p_); \
+        const GX_F64_LUT_IDX ix_ = GX_F64_LUT_PREP(i_);                     \
+        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_LUT(R_c, ix_));            \
+        GX_F64_V p_ = GX_F64_LUT(R_m[15], ix_);                              \
+        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_LUT(R_m[q_], ix_)); \
+        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_LUT(R_m1l, ix_), d_, GX_F64_LUT(R_m[0], ix_))); \
+        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_LUT(R_h, ix_)), p_); \
         bm = GX_F64_BAD(xv, R_x);                                           \
         (void)gv;                                                           \
     } while (0)

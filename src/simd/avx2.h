@@ -36,7 +36,8 @@
 #define GX_F32_INDEX8(t) _mm256_min_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(GX_LUT_MAGIC_BITS + 7))
 #define GX_F32_TAB8 __m256
 #define GX_F32_TAB8_LOAD(r, tab) ((r) = _mm256_load_ps(tab))
-#define GX_F32_LUT8_PREP(i) (void)0
+#define GX_F32_LUT8_IDX __m256i
+#define GX_F32_LUT8_PREP(i) (i)
 #define GX_F32_LUT8(r, i) _mm256_permutevar8x32_ps(r, i)
 #define GX_F32_HI16(v) _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0xffff0000u)))
 #define GX_F32_SIGNM(x) (x)                                  /* blendv reads the sign bit */

@@ -35,7 +35,8 @@
  * table); one vpermt2ps fetches 16 lanes */
 #define GX_F32_TAB struct { __m512 lo, hi; }
 #define GX_F32_TAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
-#define GX_F32_LUT_PREP(i) (void)0
+#define GX_F32_LUT_IDX __m512i
+#define GX_F32_LUT_PREP(i) (i)
 #define GX_F32_LUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
 /* the sign mask: here the lanes with the sign bit clear, one test */
 #define GX_F32_SIGNM(x) _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))
@@ -107,7 +108,8 @@ static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
 /* a 16-entry table in two registers: one vpermt2pd */
 #define GX_F64_TAB struct { __m512d lo, hi; }
 #define GX_F64_TAB_LOAD(r, tab) ((r).lo = _mm512_load_pd(tab), (r).hi = _mm512_load_pd((tab) + 8))
-#define GX_F64_LUT_PREP(i) (void)0
+#define GX_F64_LUT_IDX __m512i
+#define GX_F64_LUT_PREP(i) (i)
 #define GX_F64_LUT(r, i) _mm512_permutex2var_pd((r).lo, i, (r).hi)
 #define GX_F64_SIGNM(x) _mm512_testn_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN))
 #define GX_F64_SEL1MH(p, h) _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h)

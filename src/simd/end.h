@@ -25,6 +25,7 @@
 #undef GX_F32_LOOP
 #undef GX_F32_LUT
 #undef GX_F32_LUT_PREP
+#undef GX_F32_LUT_IDX
 #undef GX_F32_M
 #undef GX_F32_MASKMUL
 #undef GX_F32_MBITS
@@ -52,6 +53,7 @@
 #undef GX_F32_TAB8_LOAD
 #undef GX_F32_INDEX8
 #undef GX_F32_LUT8_PREP
+#undef GX_F32_LUT8_IDX
 #undef GX_F32_LUT8
 #undef GX_F32_HI16
 #undef GX_F32_TWIN_FWD
@@ -68,6 +70,7 @@
 #undef GX_F64_LOAD
 #undef GX_F64_LUT
 #undef GX_F64_LUT_PREP
+#undef GX_F64_LUT_IDX
 #undef GX_F64_M
 #undef GX_F64_MBITS
 #undef GX_F64_NBITS

@@ -136,8 +136,9 @@ GX_INLINE float32x4x2_t GX_FN(v_lut8)(uint8x16x2_t tab, uint8x16x2_t bi)
     r.val[1] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[1]));
     return r;
 }
-#define GX_F32_LUT8_PREP(i) const uint8x16x2_t gx_bi_ = GX_FN(v_bidx)(i)
-#define GX_F32_LUT8(r, i) GX_FN(v_lut8)(r, gx_bi_)
+#define GX_F32_LUT8_IDX uint8x16x2_t
+#define GX_F32_LUT8_PREP(i) GX_FN(v_bidx)(i)
+#define GX_F32_LUT8(r, p) GX_FN(v_lut8)(r, p)
 #define GX_F32_SIGNM(x) GX_FN(v_signm)(x)
 #define GX_F32_SEL1MH(n, h) GX_FN(v_sel1mh)(n, h)
 #define GX_F32_SELNEG(n, M) GX_FN(v_selneg)(n, M)
@@ -224,8 +225,16 @@ GX_INLINE uint16x4_t GX_FN(v_bf16)(float32x4_t v)
 #define GX_F64_INDEX(t) vcvtq_u64_f64(vminnmq_f64(t, vdupq_n_f64(15.0)))
 #define GX_F64_TAB struct { const double *p; }
 #define GX_F64_TAB_LOAD(r, tab) ((r).p = (tab))
-#define GX_F64_LUT_PREP(i) const uint64_t gx_i0_ = vgetq_lane_u64(i, 0), gx_i1_ = vgetq_lane_u64(i, 1)
-#define GX_F64_LUT(r, i) vcombine_f64(vld1_f64((r).p + gx_i0_), vld1_f64((r).p + gx_i1_))
+/* the two lanes' pieces as scalars, read once per index vector */
+typedef struct { uint64_t i0, i1; } gx_neon_idx2;
+GX_INLINE gx_neon_idx2 GX_FN(v_idx2)(uint64x2_t i)
+{
+    gx_neon_idx2 p = {vgetq_lane_u64(i, 0), vgetq_lane_u64(i, 1)};
+    return p;
+}
+#define GX_F64_LUT_IDX gx_neon_idx2
+#define GX_F64_LUT_PREP(i) GX_FN(v_idx2)(i)
+#define GX_F64_LUT(r, ix) vcombine_f64(vld1_f64((r).p + (ix).i0), vld1_f64((r).p + (ix).i1))
 #define GX_F64_SIGNM(x) vcltzq_s64(vreinterpretq_s64_f64(x))
 #define GX_F64_SEL1MH(n, h) vbslq_f64(n, h, vsubq_f64(vdupq_n_f64(1.0), h))
 #define GX_F64_BAD(x, X) GX_NEON_OUT64(x, X)
