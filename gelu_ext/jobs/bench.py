@@ -1158,7 +1158,7 @@ def _plot(path, results, ops, dtypes, info):
     for ax in list(axes.flat)[len(ops):]:
         ax.set_visible(False)
     # one legend for all panels, below them: never over the data
-    handles, labels = {}, {}
+    handles = {}
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
