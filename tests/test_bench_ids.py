@@ -1,6 +1,7 @@
 """The benchmark ids accept the selections bench/README.md documents (issue
 15): sizes as ``n1048576``, threads as ``t1``, one table as ``-k "<group>-"``.
 Collection only (no benchmark runs), about a second."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,10 +18,14 @@ def _collect(tmp_path, *args):
     # run from elsewhere: `python -m` puts the working directory first on
     # sys.path, and the repository's gelu_ext/ is not the installed package.
     # Without Hypothesis's plugin (bench/ has no property tests): loading it
-    # is most of the child's time, ~1 s of CPU.
+    # is most of the child's time, ~1 s of CPU.  Not an xdist worker's
+    # environment either (`pytest -n 2`): pytest-benchmark reads it as xdist
+    # being active in the child and warns, which the warning filters make
+    # an error.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     r = subprocess.run([sys.executable, "-m", "pytest", str(BENCH), "--collect-only", "-q",
                         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     return [line.split("::", 1)[1] for line in r.stdout.splitlines() if "::test_op[" in line]
 
