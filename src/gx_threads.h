@@ -59,14 +59,33 @@
 #define GX_CPU_RELAX() ((void)0)
 #endif
 
+#include <stdlib.h>
+
+/* What a new thread runs: fn(arg), from a heap record its entry takes and
+ * frees (each system's entry function has its own signature, below). */
 typedef void (*gx_thread_fn)(size_t arg);
+typedef struct { gx_thread_fn fn; size_t arg; } gx_thread_start_t;
+static inline gx_thread_start_t *gx_thread_record_(gx_thread_fn fn, size_t arg)
+{
+    gx_thread_start_t *s = (gx_thread_start_t *)malloc(sizeof *s);
+    if (s) {
+        s->fn = fn;
+        s->arg = arg;
+    }
+    return s;
+}
+static inline void gx_thread_run_(void *p)
+{
+    gx_thread_start_t s = *(gx_thread_start_t *)p;
+    free(p);
+    s.fn(s.arg);
+}
 
 /* ---------------------------------------------------------------- POSIX -- */
 #if GX_THREADS == GX_THREADS_POSIX
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <time.h>
 
 typedef pthread_mutex_t gx_mutex_t;
@@ -83,12 +102,9 @@ static inline void gx_cond_broadcast(gx_cond_t *c) { pthread_cond_broadcast(c); 
 static inline void gx_call_once(gx_once_t *o, void (*fn)(void)) { pthread_once(o, fn); }
 static inline void gx_yield(void) { sched_yield(); }
 
-typedef struct { gx_thread_fn fn; size_t arg; } gx_thread_start_t;
 static void *gx_thread_entry_(void *p)
 {
-    gx_thread_start_t s = *(gx_thread_start_t *)p;
-    free(p);
-    s.fn(s.arg);
+    gx_thread_run_(p);
     return NULL;
 }
 static inline int gx_thread_start(gx_thread_fn fn, size_t arg)
@@ -98,10 +114,8 @@ static inline int gx_thread_start(gx_thread_fn fn, size_t arg)
     pthread_t t;
     size_t ss = 0;
     int ok;
-    gx_thread_start_t *s = (gx_thread_start_t *)malloc(sizeof *s);
+    gx_thread_start_t *s = gx_thread_record_(fn, arg);
     if (!s) return 0;
-    s->fn = fn;
-    s->arg = arg;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     /* the kernels keep up to ~250 KiB of block buffers on the stack (a
@@ -151,7 +165,6 @@ static inline int gx_online_cpus(void)
 #endif
 #include <windows.h>
 #include <process.h>
-#include <stdlib.h>
 
 typedef SRWLOCK gx_mutex_t;
 typedef CONDITION_VARIABLE gx_cond_t;
@@ -179,21 +192,16 @@ static inline void gx_call_once(gx_once_t *o, void (*fn)(void))
 }
 static inline void gx_yield(void) { SwitchToThread(); }
 
-typedef struct { gx_thread_fn fn; size_t arg; } gx_thread_start_t;
 static unsigned __stdcall gx_thread_entry_(void *p)
 {
-    gx_thread_start_t s = *(gx_thread_start_t *)p;
-    free(p);
-    s.fn(s.arg);
+    gx_thread_run_(p);
     return 0;
 }
 static inline int gx_thread_start(gx_thread_fn fn, size_t arg)
 {
     uintptr_t h;
-    gx_thread_start_t *s = (gx_thread_start_t *)malloc(sizeof *s);
+    gx_thread_start_t *s = gx_thread_record_(fn, arg);
     if (!s) return 0;
-    s->fn = fn;
-    s->arg = arg;
     /* 1 MiB of stack reserved, as the POSIX branch asks (the CRT's
      * _beginthreadex, not CreateThread: the thread calls the C library) */
     h = _beginthreadex(NULL, 1u << 20, gx_thread_entry_, s, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL);
