@@ -58,14 +58,8 @@ PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 find_qemu() { command -v qemu-aarch64-static || command -v qemu-aarch64 || true; }
 have_tools() { command -v "$CROSS" >/dev/null && [ -n "$(find_qemu)" ] && [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ]; }
 
-if ! have_tools && [ "$install" = 1 ]; then
-    # shellcheck disable=SC2086
-    apt_install $PKGS
-fi
-if ! have_tools; then
-    echo "note: aarch64 check skipped: $CROSS, qemu-aarch64(-static) or $SYSROOT missing (Debian: apt-get install $PKGS)"
-    exit 77
-fi
+# shellcheck disable=SC2086
+need_tools have_tools "$install" "aarch64 check skipped: $CROSS, qemu-aarch64(-static) or $SYSROOT missing" $PKGS
 QEMU="$(find_qemu)"
 start=$(date +%s)
 work="$(mktemp -d "${TMPDIR:-/tmp}/gelu_ext_aarch64.XXXXXX")"

@@ -44,13 +44,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "note: aarch64 Python run skipped: needs root (debootstrap, chroot)"
     exit 77
 fi
-if ! have_tools && [ "$install" = 1 ]; then
-    apt_install debootstrap qemu-user-static
-fi
-if ! have_tools; then
-    echo "note: aarch64 Python run skipped: debootstrap or $QEMU missing (Debian: apt-get install debootstrap qemu-user-static)"
-    exit 77
-fi
+need_tools have_tools "$install" "aarch64 Python run skipped: debootstrap or $QEMU missing" debootstrap qemu-user-static
 start=$(date +%s)
 
 # aarch64 binaries run through qemu: binfmt_misc, the interpreter opened now

@@ -34,14 +34,9 @@ done
 PYTHON="${PYTHON:-python3}"
 PKG=clang-19
 
-if [ -z "$(find_clang)" ] && [ "$install" = 1 ]; then
-    apt_install "$PKG"
-fi
+have_clang() { [ -n "$(find_clang)" ]; }
+need_tools have_clang "$install" "clang check skipped: no clang here" "$PKG"
 CLANG="$(find_clang)"
-if [ -z "$CLANG" ]; then
-    echo "note: clang check skipped: no clang here (Debian: apt-get install $PKG)"
-    exit 77
-fi
 start=$(date +%s)
 work="$(mktemp -d "${TMPDIR:-/tmp}/gelu_ext_clang.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

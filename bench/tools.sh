@@ -1,4 +1,5 @@
-# Shared by bench/aarch64.sh, bench/clang.sh and bench/windows.sh (sourced).
+# Shared by bench/aarch64.sh, bench/aarch64_python.sh, bench/clang.sh and
+# bench/windows.sh (sourced).
 
 # find_clang -> the first clang on PATH ($CLANG first, then the newest
 # Debian versions), or nothing
@@ -20,5 +21,21 @@ apt_install() {
             echo "note: apt-get could not install $*"
     else
         echo "note: cannot install $* here (needs apt-get and root)"
+    fi
+}
+
+# need_tools CHECK INSTALL MESSAGE PKG...: CHECK (a command) says whether the
+# tools are here; if not and INSTALL is 1, apt_install the packages and ask
+# again; if still not, print "note: MESSAGE (Debian: apt-get install PKG...)"
+# and exit the script with 77 (skipped, never failed)
+need_tools() {
+    local check="$1" install="$2" message="$3"
+    shift 3
+    if ! "$check" && [ "$install" = 1 ]; then
+        apt_install "$@"
+    fi
+    if ! "$check"; then
+        echo "note: $message (Debian: apt-get install $*)"
+        exit 77
     fi
 }

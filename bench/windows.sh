@@ -73,14 +73,8 @@ have_tools() {
     command -v "$MINGW" >/dev/null && [ -n "$(find_wine)" ] && [ -n "$(find_clang)" ] &&
         [ -e "$WINE_INC/msvcrt/stdlib.h" ] && [ -e "$WINE_INC/windows/windows.h" ]
 }
-if ! have_tools && [ "$install" = 1 ]; then
-    # shellcheck disable=SC2086
-    apt_install $PKGS
-fi
-if ! have_tools; then
-    echo "note: Windows check skipped: $MINGW, wine64, clang or Wine's headers ($WINE_INC) missing (Debian: apt-get install $PKGS)"
-    exit 77
-fi
+# shellcheck disable=SC2086
+need_tools have_tools "$install" "Windows check skipped: $MINGW, wine64, clang or Wine's headers ($WINE_INC) missing" $PKGS
 WINE="$(find_wine)"
 CLANG="$(find_clang)"
 # its server: beside the loader (Debian's wine64 without the wine package
