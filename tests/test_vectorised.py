@@ -41,7 +41,11 @@ FOLDABLE = {name for name, (level, target, _) in _ufuncs._isa_table().items() if
 
 
 @pytest.fixture(scope="module")
-def counts():
+def disassembly():
+    """(counts, folded): counts[(kernel, isa)] is 0 for every kernel found and
+    counts[(kernel, isa, vreg)] its instructions on vreg's registers;
+    folded[(kernel, isa)] = (kernel2, isa2) for a kernel whose body is one
+    jump to gx_k_<kernel2>_<isa2>."""
     objdump = shutil.which("objdump")
     if objdump is None:
         pytest.skip("objdump not installed")
@@ -50,6 +54,7 @@ def counts():
     out = subprocess.run([objdump, "-d", "--no-show-raw-insn", _ufuncs.__file__],
                          capture_output=True, text=True, check=True).stdout
     counts = Counter()
+    folded = {}
     name = None
     first = False
     names = "|".join(map(re.escape, _ufuncs.ISA_NAMES))
@@ -68,18 +73,23 @@ def counts():
             j = jump.match(line) if first else None
             first = False
             if j:
-                counts[name + ("folded into",)] = (j.group(1), j.group(2))
+                folded[name] = (j.group(1), j.group(2))
             for reg in REGISTER.values():
                 if re.search(reg, line):
                     counts[name + (reg,)] += 1
-    return counts
+    return counts, folded
 
 
-def _vector_count(counts, kernel, isa):
+@pytest.fixture(scope="module")
+def counts(disassembly):
+    return disassembly[0]
+
+
+def _vector_count(counts, folded, kernel, isa):
     """Instructions on isa's vector registers in gx_k_<kernel>_<isa>, read
     where the compiler folded it (FOLDABLE rows only); None if not found."""
     if isa in FOLDABLE:
-        where = counts.get((kernel, isa, "folded into"))
+        where = folded.get((kernel, isa))
         if where is None and (kernel, isa) not in counts:
             where = (kernel, BASELINE)          # merged away: the baseline's copy is it
         if where is not None:
@@ -90,10 +100,10 @@ def _vector_count(counts, kernel, isa):
 
 @pytest.mark.parametrize("isa", sorted(REGISTER) or ["no vector path"])
 @pytest.mark.parametrize("kernel", sorted(FORMULAS))
-def test_kernel_is_vectorised(counts, kernel, isa):
+def test_kernel_is_vectorised(disassembly, kernel, isa):
     if isa not in REGISTER:
         pytest.skip(f"{isa} path not compiled")
-    n = _vector_count(counts, kernel, isa)
+    n = _vector_count(*disassembly, kernel, isa)
     assert n is not None, f"gx_k_{kernel}_{isa} not found in {_ufuncs.__file__}"
     assert n >= FORMULAS[kernel], (
         f"gx_k_{kernel}_{isa} has {n} instructions on {REGISTER[isa]} registers, expected >= "
