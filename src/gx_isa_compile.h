@@ -58,19 +58,15 @@ static const int GX_FN(f32_pieces) = 8;
 static const int GX_FN(f32_pieces) = 32;
 #endif
 #include "simd/end.h"
-/* the loop forms: GX_SPLIT_PATCH and GX_PACK_SLACK depend on the row */
+/* the loop forms; the split's GX_PACK_SLACK depends on the row */
 #undef GX_UNARY
 #undef GX_BINARY
 #undef GX_BIASED
 #undef GX_GATED
 #undef GX_DGATED
 #undef GX_STREAM
-#undef GX_SPLIT
-#undef GX_SPLIT_PATCH
-#undef GX_PACK_ONE
 #undef GX_PACK_U
 #undef GX_PACK_SLACK
-#undef GX_ID
 #undef GX_FULL_FN
 #undef GX_ISA_LEVEL
 #undef GX_ISA

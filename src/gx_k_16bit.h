@@ -61,47 +61,67 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
 /* The float32 table ops on 16-bit arrays in one pass (ISAs with GX_VEC16):
  * per block of GX_SPLIT_B elements the 16-bit table loop (gx_loops.h,
  * sig_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
- * its table does not cover, which GX_SPLIT_PATCH then packs as they are
+ * its table does not cover, which GX_FN(pack_u16) then packs as they are
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
- * formula FULL (float32 results, as in GX_SPLIT), rounded back (N: f2h or
+ * formula FULL (float32 results, as in the float32 split), rounded back (N: f2h or
  * f2b) and put back: per element the bits of the block pipeline
  * (narrow_run), which widened a block, ran the float32 kernel and narrowed
  * it.  The widening and rounding run over the packed buffer with the vector
  * conversions on whole vectors (through the scalar gx_half_to_float /
  * gx_float_to_half one by one they would cost float16 forward GELU 29% on
  * 2 N(0, 1) data, against 11% for the float32 split).  In place (out == x or g) the block's inputs are
- * copied first, as GX_SPLIT does. */
+ * copied first, as the float32 split does.  GX_FN(split16) is the driver,
+ * GX_SPLIT16 a kernel: name, NIN inputs, its 16-bit table loop LUT16 over
+ * table TAB, the float32 formula FULL, the conversions W and N. */
 #ifdef GX_VEC16
+typedef int (*GX_FN(lut16_loop))(const GX_F32_TABLE_T *, const uint16_t *, const uint16_t *,
+                                  uint16_t *, int, uint64_t *);
+/* lut: a 16-bit table loop of gx_loops.h over table tab; full: the float32
+ * general formula (GX_FULL_FN); widen, narrow: the type's conversions. */
+GX_INLINE void GX_FN(split16)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n,
+                              int nin, GX_FN(lut16_loop) lut, const GX_F32_TABLE_T *tab,
+                              void (*full)(const float *, const float *, float *, int),
+                              gx_widen_fn widen, gx_narrow_fn narrow)
+{
+    /* separate local arrays, not a struct: gx_k_split_t.h says why */
+    uint16_t xb[GX_SPLIT_B], gb[GX_SPLIT_B];        /* in place: the inputs */
+    uint16_t pb[GX_SPLIT_B + GX_PACK_SLACK], pg[GX_SPLIT_B + GX_PACK_SLACK];   /* packed */
+    uint16_t rb[GX_SPLIT_B + GX_PACK_SLACK];        /* their results, narrowed */
+    float pf[GX_SPLIT_B + GX_PACK_SLACK], pgf[GX_SPLIT_B + GX_PACK_SLACK];     /* widened */
+    float rf[GX_SPLIT_B + GX_PACK_SLACK];           /* their float32 results */
+    uint64_t bad[GX_SPLIT_B / 64];
+    int idx[GX_SPLIT_B + GX_PACK_SLACK];
+    for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {
+        const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B);
+        uint16_t *ob = out + i0;
+        const uint16_t *xs = xp + i0, *gs = nin == 2 ? gp + i0 : xs;
+        if ((const uint16_t *)ob == xs || (const uint16_t *)ob == gs) {
+            memcpy(xb, xs, (size_t)m * sizeof(uint16_t));
+            xs = xb;
+            gs = xb;
+            if (nin == 2) {
+                memcpy(gb, gp + i0, (size_t)m * sizeof(uint16_t));
+                gs = gb;
+            }
+        }
+        const int nbad = lut(tab, xs, nin == 2 ? gs : NULL, ob, m, bad);
+        if (nbad == 0) continue;
+        /* kp: the packed count rounded up to whole vectors (the slots past
+         * the packed elements hold copies or zeros, gx_k_split_t.h), so
+         * widen and narrow run vectors only */
+        int kp;
+        const int k = GX_FN(pack_u16)(bad, m, 1, nin, xs, gs, pb, pg, idx, &kp);
+        widen(pb, pf, kp);
+        if (nin == 2) widen(pg, pgf, kp);
+        full(pf, pgf, rf, kp);
+        narrow(rf, rb, kp);
+        GX_FN(put_u16)(ob, idx, rb, pg, k, 0);
+    }
+}
 #define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
-    static void GX_FN(name)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n) \
+    static void GX_FN(name)(const uint16_t *x, const uint16_t *g, uint16_t *o, gx_intp n) \
     {                                                                       \
-        uint16_t xb[GX_SPLIT_B], gb[(NIN) == 2 ? GX_SPLIT_B : 1];           \
-        uint16_t pb[GX_SPLIT_B + GX_PACK_SLACK], pg[GX_SPLIT_B + GX_PACK_SLACK], rb[GX_SPLIT_B + GX_PACK_SLACK]; \
-        float pf[GX_SPLIT_B + GX_PACK_SLACK], pgf[GX_SPLIT_B + GX_PACK_SLACK], rf[GX_SPLIT_B + GX_PACK_SLACK]; \
-        uint64_t bad[GX_SPLIT_B / 64];                                      \
-        int idx[GX_SPLIT_B + GX_PACK_SLACK];                                \
-        for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {                    \
-            const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B); \
-            uint16_t *ob = out + i0;                                        \
-            const uint16_t *xs = xp + i0, *gs = (NIN) == 2 ? gp + i0 : xs;  \
-            if ((const uint16_t *)ob == xs || (const uint16_t *)ob == gs) { \
-                memcpy(xb, xs, (size_t)m * sizeof(uint16_t));               \
-                xs = xb;                                                    \
-                gs = xb;                                                    \
-                if ((NIN) == 2) {                                           \
-                    memcpy(gb, gp + i0, (size_t)m * sizeof(uint16_t));      \
-                    gs = gb;                                                \
-                }                                                           \
-            }                                                               \
-            const int nbad = GX_FN(LUT16)(&TAB, xs, (NIN) == 2 ? gs : NULL, ob, m, bad); \
-            if (nbad == 0) continue;                                        \
-            /* kp: the packed count rounded up to whole vectors (the slots   \
-             * past the packed elements hold copies or zeros, see            \
-             * GX_SPLIT_PATCH), so W and N run vectors only */               \
-            GX_SPLIT_PATCH(NIN, (W(pb, pf, kp), (NIN) == 2 ? W(pg, pgf, kp) : (void)0, \
-                                 FULL(pf, pgf, rf, kp), N(rf, rb, kp)),     \
-                           1, 0, GX_ID, GX_ID);                             \
-        }                                                                   \
+        GX_FN(split16)(x, g, o, n, NIN, GX_FN(LUT16), &(TAB), FULL, W, N);  \
     }
 #define GX_SPLIT16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
     GX_IF(ONE16)(                                                           \

@@ -58,7 +58,7 @@
  *   DGATE:  out = BASE(gate, (T)(up * g)) -- the unfused BASE(gate, up * g)
  * In place is safe: each block's inputs are read before its output is
  * written (BASE itself handles out == gate).  float32 GATE does not come
- * here: its table loop multiplies by up itself (GX_SPLIT with GATE = 1). */
+ * here: its table loop multiplies by up itself (the split driver with gate = 1). */
 #ifndef GX_GATE_B
 #define GX_GATE_B 4096   /* as GX_BIAS_B */
 #endif

@@ -24,8 +24,14 @@ GX_BINARY(relu_grad_f64_plain, double, g, (x > 0 ? g : 0.0))
  * formula elsewhere */
 GX_FULL_FN(gelu_erf_f64, double, gx_gelu_erf_f64, 0)
 GX_FULL_FN(gelu_tanh_f64, double, gx_gelu_tanh_f64, 0)
-GX_SPLIT(gelu_erf_f64, double, 1, lut64_fwd, GX_FN(gelu_erf_f64_full), 0, gx_lut64_erf)
-GX_SPLIT(gelu_tanh_f64, double, 1, lut64_fwd, GX_FN(gelu_tanh_f64_full), 0, gx_lut64_tanh)
+static void GX_FN(gelu_erf_f64)(const void *const *in, void *out, gx_intp n)
+{
+    GX_FN(split_f64)(in, out, n, 1, GX_FN(lut64_fwd), &gx_lut64_erf, GX_FN(gelu_erf_f64_full), 0);
+}
+static void GX_FN(gelu_tanh_f64)(const void *const *in, void *out, gx_intp n)
+{
+    GX_FN(split_f64)(in, out, n, 1, GX_FN(lut64_fwd), &gx_lut64_tanh, GX_FN(gelu_tanh_f64_full), 0);
+}
 GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
 GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
 GX_UNARY(silu_f64, double, gx_silu_f64(x))
@@ -47,8 +53,11 @@ GX_FULL_FN(quick_gelu_grad_f32, float, gx_quick_gelu_grad_f32d, 1)
  * float32 lanes from the row's tables where they cover x, its general
  * formula for the rest. */
 #define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
-    GX_SPLIT(KERNEL##_f32, float, NIN, LOOP, GX_FN(FULL##_f32_full), GATE,   \
-             GX_F32_TABLE_OF(TAB32, TAB8))
+    static void GX_FN(KERNEL##_f32)(const void *const *in, void *out, gx_intp n) \
+    {                                                                       \
+        GX_FN(split_f32)(in, out, n, NIN, GX_FN(LOOP), &GX_F32_TABLE_OF(TAB32, TAB8), \
+                         GX_FN(FULL##_f32_full), GATE);                     \
+    }
 GX_F32_SPLITS(GX_SPLIT_ROW)
 #undef GX_SPLIT_ROW
 

@@ -11,6 +11,8 @@
 #include <string.h>
 
 /* gx_k_<name>_<isa>: GX_ISA is the NAME column of the row being compiled */
+#define GX_PASTE2_(a, b) a##_##b
+#define GX_PASTE2(a, b) GX_PASTE2_(a, b)
 #define GX_PASTE3_(a, b, c) a##_##b##_##c
 #define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
 #define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)

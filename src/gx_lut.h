@@ -78,9 +78,10 @@
  * store m_6 = 0 with H's bits: an entry the kernels fetch for H only (deg,
  * GX_F32_TABLE_BODY's S).
  * IEEE SPECIAL CASES: the array kernels send NaN, +-inf and |x| > T->x to
- * the general double formulas of gx_math.h (GX_SPLIT).  x = +-0 gives +-0
- * (forward: M = +0 in the vector loops, copysignf in the scalar twin, see
- * gx_lut_fwd) and g/2 (derivative).  Tiny x: M = -x^2/sqrt(2 pi) underflows and
+ * the general double formulas of gx_math.h (the split driver,
+ * gx_k_split.h).  x = +-0 gives +-0 (forward: M = +0 in the vector loops,
+ * copysignf in the scalar twin, see gx_lut_fwd) and g/2 (derivative).
+ * Tiny x: M = -x^2/sqrt(2 pi) underflows and
  * the fma rounds x/2 once, so a subnormal x/2 that is a tie (which only the
  * x^2 term would break) may round to even: 0.5 ULP + x^2/sqrt(2 pi), still
  * within the bound (the general formula of gx_math.h breaks such ties).

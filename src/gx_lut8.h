@@ -46,8 +46,9 @@
  *   --isa avx2).  Derivatives: rho <= 0.22 of s = max(q, a |q'|), against
  *   the bound of 2 ULP(s).
  * IEEE SPECIAL CASES as in gx_lut.h: NaN, +-inf and |x| > x (forward GELU:
- * x < -x) take the general double formulas (GX_SPLIT); +inf gives +inf
- * (piece 7, a clamped at 6); x = +-0 gives +-0 (M = 0, e = 0, h = 1/2).
+ * x < -x) take the general double formulas (the split driver,
+ * gx_k_split.h); +inf gives +inf (piece 7, a clamped at 6); x = +-0 gives
+ * +-0 (M = 0, e = 0, h = 1/2).
  */
 #ifndef GX_LUT8_H
 #define GX_LUT8_H

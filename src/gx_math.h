@@ -44,7 +44,7 @@
  * cancellation, unlike 1/2 x (1 + erf(x/sqrt2))).
  * float32 for |x| <= 4.5 (the bulk of real data) does not come here: it runs
  * in float32 lanes from the piecewise tables of gx_lut.h; the float32
- * formulas below serve the other elements (GX_SPLIT, gx_k_split.h).
+ * formulas below serve the other elements (the split driver, gx_k_split.h).
  * Likewise float64 exact and tanh GELU for |x| <= 5 (gx_lut64.h); their
  * float64 formulas below serve |x| > 5, NaN and inf, and every float64
  * derivative and the SiLU family use them throughout.
@@ -58,6 +58,8 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define GX_INLINE static __forceinline
 #else
 #define GX_INLINE static inline
 #endif

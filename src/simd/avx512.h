@@ -118,7 +118,7 @@ static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
 
 /* ------------------------------------------------------ split helpers -- */
 /* GX_FN(pack_idx): the indices of the wanted elements of a split block
- * (gx_k_split.h, GX_SPLIT_PATCH), from vpcompressd, 16 mask bits at a time;
+ * (gx_k_split_t.h, GX_FN(pack_...)), from vpcompressd, 16 mask bits at a time;
  * only the 16-element chunks with a wanted element are visited (vptestmw
  * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
  * gather and put-back loops run whole vectors (a duplicate writes the same
