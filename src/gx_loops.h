@@ -90,7 +90,7 @@
  *                       tbl); LUT8(r, p): entry p of every lane, exact (bits kept)
  *   HI16(v)             the float whose bits are v's high 16 bits, the low
  *                       ones cleared (gx_lut8_half)
- * (The float64 names, GX_F64_TABLE_*, can be overridden the same way.)
+ * (The float64 fetch, GX_F64_PIECE and its set, can be overridden the same way.)
  */
 #ifndef GX_ISA
 #error "src/gx_loops.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
@@ -335,7 +335,13 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 #define GX_F64_TABLE_T gx_lut64
 #endif
 #ifdef GX_VEC
-#ifndef GX_F64_TABLE_DECL
+/* The fetch: GX_F64_PIECE(ix, f), column f (c, h, m1l) of every lane's
+ * piece, and GX_F64_PIECE_M(ix, q), its m[q], from ix = LUT_PREP(the
+ * pieces).  By default a register table per column (TAB_LOAD once per
+ * call, LUT per fetch); an ISA that loads each lane's row of
+ * gx_lut64_rows instead (simd/avx2.h) defines TABLE_DECL, LUT_IDX,
+ * LUT_PREP and these two. */
+#ifndef GX_F64_PIECE
 #define GX_F64_TABLE_DECL(T)                                                \
     const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
     const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
@@ -345,21 +351,24 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
     GX_F64_TAB_LOAD(R_h, (T)->h);                                           \
     GX_F64_TAB_LOAD(R_m1l, (T)->m1l);                                       \
     for (int q_ = 0; q_ < 16; q_++) GX_F64_TAB_LOAD(R_m[q_], (T)->m[q_])
+#define GX_F64_PIECE(ix, f) GX_F64_LUT(R_##f, ix)
+#define GX_F64_PIECE_M(ix, q) GX_F64_LUT(R_m[q], ix)
+#endif
+/* gx_lut64_fwd, lane by lane */
 #define GX_F64_TABLE_BODY(xv, gv, res, bm, unused)                          \
     do {                                                                    \
         const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \
         const GX_F64_I i_ = GX_F64_INDEX(GX_F64_FMA(a_, GX_F64_FMA(a_,      \
             GX_F64_FMA(a_, R_k3, R_k2), R_k), R_t0));                       \
         const GX_F64_LUT_IDX ix_ = GX_F64_LUT_PREP(i_);                     \
-        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_LUT(R_c, ix_));            \
-        GX_F64_V p_ = GX_F64_LUT(R_m[15], ix_);                              \
-        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_LUT(R_m[q_], ix_)); \
-        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_LUT(R_m1l, ix_), d_, GX_F64_LUT(R_m[0], ix_))); \
-        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_LUT(R_h, ix_)), p_); \
+        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_PIECE(ix_, c));           \
+        GX_F64_V p_ = GX_F64_PIECE_M(ix_, 15);                              \
+        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_PIECE_M(ix_, q_)); \
+        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_PIECE(ix_, m1l), d_, GX_F64_PIECE_M(ix_, 0))); \
+        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_PIECE(ix_, h)), p_); \
         bm = GX_F64_BAD(xv, R_x);                                           \
         (void)gv;                                                           \
     } while (0)
-#endif
 GX_TABLE_LOOP(lut64_fwd, F64, double, GX_F64_TABLE_T, 0, GX_F64_LOAD, GX_F64_STORE, ,
               GX_F64_TABLE_DECL, GX_F64_TABLE_BODY, 0)
 #else

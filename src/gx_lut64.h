@@ -8,7 +8,7 @@
  * AVX2: each lane's row loaded and transposed, below; NEON: two loads), so
  * every ISA path gives the same results.  Elements beyond
  * the tables (|x| > 5, NaN: 1.2% of 2 N(0, 1) data) take the double-double
- * formulas of gx_math.h (GX_SPLIT).
+ * formulas of gx_math.h (the split driver, gx_k_split.h).
  *
  * ALGORITHM.  a = min(|x|, 5); piece i = min(floor(K a + K2 a^2 + K3 a^3 + T0),
  * 15): pieces narrow where q's log-derivative grows (exact GELU: K3 = 0,
@@ -62,6 +62,10 @@
  * m_0 .. m_15, and a zero: the same doubles as the table's columns, written
  * out by src/tables/fit_lut64.py beside them. */
 #define GX_LUT64_ROW 20
+#define GX_LUT64_COL_c 0        /* the columns of a row (GX_F64_PIECE) */
+#define GX_LUT64_COL_h 1
+#define GX_LUT64_COL_m1l 2
+#define GX_LUT64_COL_M 3        /* m_0 .. m_15 */
 typedef struct {
     GX_ALIGN64 double p[16][GX_LUT64_ROW];
 } gx_lut64_rows;

@@ -104,31 +104,28 @@ static inline void gx_rows4_avx2(const double *r0, const double *r1, const doubl
     v[2] = _mm256_permute2f128_pd(ab0, cd0, 0x31);
     v[3] = _mm256_permute2f128_pd(ab1, cd1, 0x31);
 }
+/* Each lane's piece, fetched by rows: the columns of gx_lut64_rows, c[k]
+ * = entry k of every lane's row (the formula, in gx_loops.h, reads them
+ * through GX_F64_PIECE). */
+typedef struct { __m256d c[GX_LUT64_ROW]; } gx_rows_avx2;
+GX_INLINE gx_rows_avx2 gx_rows_fetch_avx2(const gx_lut64_rows *rows, __m128i i)
+{
+    const double *r0 = rows->p[_mm_cvtsi128_si32(i)], *r1 = rows->p[_mm_extract_epi32(i, 1)];
+    const double *r2 = rows->p[_mm_extract_epi32(i, 2)], *r3 = rows->p[_mm_extract_epi32(i, 3)];
+    gx_rows_avx2 v;
+    for (int k = 0; k < GX_LUT64_ROW; k += 4)
+        gx_rows4_avx2(r0 + k, r1 + k, r2 + k, r3 + k, v.c + k);
+    return v;
+}
 #define GX_F64_TABLE_DECL(T)                                                \
     const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
     const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
     const GX_F64_V R_t0 = GX_F64_SET((T)->t0);                              \
     const gx_lut64_rows *const R_rows = (T)->rows
-#define GX_F64_TABLE_BODY(xv, gv, res, bm, unused)                          \
-    do {                                                                    \
-        const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \
-        const __m128i i_ = GX_F64_INDEX(GX_F64_FMA(a_, GX_F64_FMA(a_,       \
-            GX_F64_FMA(a_, R_k3, R_k2), R_k), R_t0));                       \
-        const double *r0_ = R_rows->p[_mm_cvtsi128_si32(i_)];               \
-        const double *r1_ = R_rows->p[_mm_extract_epi32(i_, 1)];            \
-        const double *r2_ = R_rows->p[_mm_extract_epi32(i_, 2)];            \
-        const double *r3_ = R_rows->p[_mm_extract_epi32(i_, 3)];            \
-        __m256d c_[GX_LUT64_ROW];       /* column k: entry k of each lane's row */ \
-        for (int k_ = 0; k_ < GX_LUT64_ROW; k_ += 4)                        \
-            gx_rows4_avx2(r0_ + k_, r1_ + k_, r2_ + k_, r3_ + k_, c_ + k_); \
-        const GX_F64_V d_ = GX_F64_SUB(a_, c_[0]);                          \
-        GX_F64_V p_ = c_[3 + 15];                                           \
-        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, c_[3 + q_]); \
-        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(c_[2], d_, c_[3]));              \
-        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), c_[1]), p_);   \
-        bm = GX_F64_BAD(xv, R_x);                                           \
-        (void)gv;                                                           \
-    } while (0)
+#define GX_F64_LUT_IDX gx_rows_avx2
+#define GX_F64_LUT_PREP(i) gx_rows_fetch_avx2(R_rows, i)
+#define GX_F64_PIECE(ix, f) ((ix).c[GX_LUT64_COL_##f])
+#define GX_F64_PIECE_M(ix, q) ((ix).c[GX_LUT64_COL_M + (q)])
 #define GX_F64_SIGNM(x) (x)                                  /* blendv reads the sign bit */
 #define GX_F64_SEL1MH(n, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n)
 #define GX_F64_BAD(x, X) _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)

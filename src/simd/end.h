@@ -74,6 +74,8 @@
 #undef GX_F64_M
 #undef GX_F64_MBITS
 #undef GX_F64_NBITS
+#undef GX_F64_PIECE
+#undef GX_F64_PIECE_M
 #undef GX_F64_SEL1MH
 #undef GX_F64_SET
 #undef GX_F64_SIGNM
