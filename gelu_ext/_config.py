@@ -92,8 +92,9 @@ def _config():
 
 def _dtypes():
     """The dtypes with loops of their own (others are cast, as for np.tanh)."""
-    if _ufuncs.BFLOAT16 is None:
-        return f"float16, float32, float64; no bfloat16: {_ufuncs._BFLOAT16_MISSING}"
+    dt, why = _ufuncs._bfloat16()      # imports ml_dtypes where it is installed
+    if dt is None:
+        return f"float16, float32, float64; no bfloat16: {why}"
     import ml_dtypes        # imported already: the loops exist
     return f"float16, float32, float64, bfloat16 (ml_dtypes {ml_dtypes.__version__})"
 

@@ -13,7 +13,10 @@ Design:
 - bfloat16 is not a NumPy type: when ``ml_dtypes`` imports, every ufunc also
   gets a loop for its bfloat16 (``PyUFunc_RegisterLoopForType``, all operands
   bfloat16), the same inner loop as the others.  ml_dtypes stays optional:
-  without it nothing changes and bfloat16 is never mentioned again.
+  without it nothing changes and bfloat16 is never mentioned again; and
+  gelu_ext does not import it (a second, for nothing, where no bfloat16
+  array is in use): the loops register as ml_dtypes imports, whoever
+  imports it (``_AfterMlDtypes``).
 - The inner loop hands contiguous runs straight to the C kernels (which are
   vectorised per ISA and threaded, see gx_kernels.c).  Strided and broadcast
   runs are gathered in chunks of ``_CHUNK`` elements into stack
@@ -22,6 +25,8 @@ Design:
 - NumPy releases the GIL around these loops (no object dtypes are involved).
 """
 from collections import namedtuple
+import importlib.util
+import sys
 
 import numpy as np
 
@@ -204,21 +209,22 @@ _OP_ID = {name: i for i, name in enumerate(OPS)}
 
 # ----------------------------------------------- bfloat16 (ml_dtypes) --
 
-def _import_bfloat16():
-    """(ml_dtypes.bfloat16's dtype, None), or (None, why not)."""
+def _import_bfloat16(module=None):
+    """(ml_dtypes.bfloat16's dtype, None), or (None, why not).  module: ml_dtypes
+    itself, when the import hook below hands it over."""
     try:
-        import ml_dtypes
-        import numpy as np
-        return np.dtype(ml_dtypes.bfloat16), None
+        if module is None:
+            import ml_dtypes as module
+        return np.dtype(module.bfloat16), None
     except ImportError:
         return None, "ml_dtypes not installed (pip install 'gelu_ext[bfloat16]')"
     except Exception as e:      # installed but broken (e.g. built for another NumPy)
         return None, f"import ml_dtypes failed: {type(e).__name__}: {e}"
 
 
-def _register_bfloat16():
-    """Give every ufunc a bfloat16 loop (all operands bfloat16) if ml_dtypes
-    imports; return (its dtype or None, the reason when None).
+def _register_bfloat16(dt):
+    """Give every ufunc a loop for dt, ml_dtypes' bfloat16 (all operands
+    bfloat16).
 
     NumPy's type resolver tries the loops registered for a user type first
     when an operand has that type, so bfloat16 inputs stay bfloat16 (as
@@ -227,9 +233,6 @@ def _register_bfloat16():
     binary ufuncs."""
     cdef int types[4]
     cdef int num, op, k
-    dt, why = _import_bfloat16()
-    if dt is None:
-        return None, why
     num = dt.num
     for name, o in OPS.items():
         op = _OP_ID[name]
@@ -238,10 +241,63 @@ def _register_bfloat16():
         cnp.PyUFunc_RegisterLoopForType(<cnp.ufunc>o.ufunc, num,
                                         <cnp.PyUFuncGenericFunction>_loop, types,
                                         <void *>gx_loop_code(op, GX_BF16))
-    return dt, None
 
 
-BFLOAT16, _BFLOAT16_MISSING = _register_bfloat16()
+def _bfloat16(module=None):
+    """The bfloat16 loops, registered once: (ml_dtypes.bfloat16's dtype, None)
+    or (None, why not).  Imports ml_dtypes if nothing has yet (show_config,
+    the benchmarks); module: ml_dtypes, from the finder below."""
+    global BFLOAT16, _BFLOAT16_MISSING
+    if BFLOAT16 is None:
+        dt, why = _import_bfloat16(module)  # an import here may register first (the finder)
+        if BFLOAT16 is None:
+            if dt is not None:
+                _register_bfloat16(dt)
+            BFLOAT16, _BFLOAT16_MISSING = dt, why
+    return BFLOAT16, _BFLOAT16_MISSING
+
+
+class _AfterMlDtypes:
+    """A sys.meta_path finder that registers the bfloat16 loops as ml_dtypes
+    finishes its first import, whoever imports it.  ml_dtypes takes ~1 s to
+    import (0.85 of ``import gelu_ext``'s 1.0 s on a Zen 3 when gelu_ext
+    imported it itself), and a bfloat16 array cannot exist before it has
+    been imported: registering then costs nothing to anyone else."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "ml_dtypes":
+            return None
+        sys.meta_path.remove(self)      # once; and the finders below find it
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                _bfloat16(module)
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _watch_bfloat16():
+    """At import: the loops now if ml_dtypes is imported already, else the
+    finder above; (None, why) for BFLOAT16, _BFLOAT16_MISSING meanwhile."""
+    if "ml_dtypes" in sys.modules:
+        dt, why = _import_bfloat16()
+        if dt is not None:
+            _register_bfloat16(dt)
+        return dt, why
+    try:
+        installed = importlib.util.find_spec("ml_dtypes") is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        return _import_bfloat16()       # (None, the reason)
+    sys.meta_path.insert(0, _AfterMlDtypes())
+    return None, "ml_dtypes installed but not imported yet (its loops register when it is)"
+
+
+BFLOAT16, _BFLOAT16_MISSING = _watch_bfloat16()
 
 
 # ------------------------------------------------- fused bias, row by row --

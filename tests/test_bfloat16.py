@@ -70,6 +70,30 @@ def test_registered_when_ml_dtypes_imports():
     assert "bfloat16" in cfg["dtypes"] and ml_dtypes.__version__ in cfg["dtypes"]
 
 
+@pytest.mark.parametrize("first", ["gelu_ext", "ml_dtypes", "show_config"])
+def test_loops_register_whichever_imports_first(tmp_path, first):
+    """gelu_ext does not import ml_dtypes (a second of import time for
+    nothing where no bfloat16 array is in use); the loops register as
+    ml_dtypes imports: after gelu_ext, before it, or through show_config,
+    which imports it to say what there is."""
+    before = {"gelu_ext": "import gelu_ext\n"
+                          "assert 'ml_dtypes' not in sys.modules\n"
+                          "assert 'not imported yet' in gelu_ext._ufuncs._BFLOAT16_MISSING\n",
+              "ml_dtypes": "import ml_dtypes\n",
+              "show_config": "import gelu_ext\n"
+                             "assert 'bfloat16 (ml_dtypes' in gelu_ext.show_config(print_=False)['dtypes']\n"}
+    code = ("import sys\n" + before[first] +
+            "import numpy as np, gelu_ext, ml_dtypes\n"
+            "from gelu_ext import _ufuncs\n"
+            "assert _ufuncs.BFLOAT16 == np.dtype(ml_dtypes.bfloat16), _ufuncs._BFLOAT16_MISSING\n"
+            "y = gelu_ext.fast_gelu(np.array([-1.0, 2.0], ml_dtypes.bfloat16))\n"
+            "assert y.dtype == ml_dtypes.bfloat16, y.dtype\n"
+            "print(y.astype(np.float32).tolist())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
+    assert out.strip() == "[-0.158203125, 1.953125]"
+
+
 def test_without_ml_dtypes_gelu_ext_imports_and_says_so(tmp_path):
     """ml_dtypes is optional: a process where it cannot be imported gets the
     other loops, and show_config says why there is no bfloat16."""
