@@ -70,6 +70,13 @@ def test_registered_when_ml_dtypes_imports():
     assert "bfloat16" in cfg["dtypes"] and ml_dtypes.__version__ in cfg["dtypes"]
 
 
+def _fresh_python(code, cwd):
+    """What `python -c code` prints, run in cwd: away from a source checkout,
+    whose gelu_ext (not built in place) would shadow the installed package."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=cwd).stdout
+
+
 @pytest.mark.parametrize("first", ["gelu_ext", "ml_dtypes", "show_config"])
 def test_loops_register_whichever_imports_first(tmp_path, first):
     """gelu_ext does not import ml_dtypes (a second of import time for
@@ -89,9 +96,7 @@ def test_loops_register_whichever_imports_first(tmp_path, first):
             "y = gelu_ext.fast_gelu(np.array([-1.0, 2.0], ml_dtypes.bfloat16))\n"
             "assert y.dtype == ml_dtypes.bfloat16, y.dtype\n"
             "print(y.astype(np.float32).tolist())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=tmp_path).stdout
-    assert out.strip() == "[-0.158203125, 1.953125]"
+    assert _fresh_python(code, tmp_path).strip() == "[-0.158203125, 1.953125]"
 
 
 def test_without_ml_dtypes_gelu_ext_imports_and_says_so(tmp_path):
@@ -108,11 +113,7 @@ def test_without_ml_dtypes_gelu_ext_imports_and_says_so(tmp_path):
             "assert _ufuncs.BFLOAT16 is None\n"
             "assert gelu_ext.fast_gelu(np.ones(3, np.float16)).dtype == np.float16\n"
             "print(gelu_ext.show_config(print_=False)['dtypes'])\n")
-    # cwd: away from a source checkout, whose gelu_ext (not built in place)
-    # would shadow the installed package for `python -c`
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=tmp_path).stdout
-    assert "no bfloat16: ml_dtypes not installed" in out
+    assert "no bfloat16: ml_dtypes not installed" in _fresh_python(code, tmp_path)
 
 
 # --------------------------------------------------------------- dtypes --
