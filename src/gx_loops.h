@@ -75,8 +75,9 @@
  *                           with GX_F32_TABLES8; a header with a table set
  *                           of its own adds a column there
  *   GX_F32_TABLE_T          the table's type (gx_lut)
- *   GX_F32_TABLE_DECL(T)    constants and TAB registers from one table
- *   GX_F32_TABLE_BODY(...)  one vector of results and its rejected lanes
+ *   GX_F32_TABLE_DECL(R, T) constants and TAB registers from one table,
+ *                           declared as R##_name
+ *   GX_F32_TABLE_BODY(R, ...)  one vector of results and its rejected lanes
  *                           (the formula, the fetch, the polynomial degree)
  The 8-piece tables of gx_lut8.h are such a set, shared by every ISA whose
  * header defines GX_F32_TABLES8 (AVX2; NEON): their DECL and BODY are below,
@@ -101,8 +102,10 @@
  * (and g[j] if NG) for n <= GX_SPLIT_B elements of storage type TS; bit j
  * of bad[j / 64] set for the elements the table does not cover, whose o[j]
  * the caller overwrites.  Returns how many it flagged.  L: lane type; LD,
- * ST: how TS reaches the lanes and back; DECL(T): the table's constants;
- * BODY(xv, gv, res, bm, ...): one vector's results and rejected lanes. */
+ * ST: how TS reaches the lanes and back; DECL(R, T): the table's constants
+ * and registers, declared as R_<name>; BODY(R, xv, gv, res, bm, ...): one
+ * vector's results and rejected lanes, reading them (R is the skeleton's
+ * name for the set: no macro reads a variable it was not given). */
 #ifdef GX_VEC
 #ifndef GX_F32_NBITS
 #define GX_F32_NBITS(m, b) GX_POPCNT64(b)
@@ -115,7 +118,7 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
                                          TS *o, int n, uint64_t *bad)        \
 {                                                                           \
     int nb_ = 0;                                                            \
-    DECL(T);                                                                \
+    DECL(R, T);                                                             \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j += GX_##L##_W) {                               \
         GX_##L##_V r, xv, gv;                                               \
@@ -138,7 +141,7 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
         }                                                                   \
         xv = LD(xs);                                                        \
         gv = (NG) ? LD(gs) : xv;                                            \
-        BODY(xv, gv, r, bm, __VA_ARGS__);                                   \
+        BODY(R, xv, gv, r, bm, __VA_ARGS__);                                \
         const uint64_t b = GX_##L##_MBITS(bm);                              \
         bad[j / 64] |= b << (j % 64);                                       \
         nb_ += GX_##L##_NBITS(bm, b);  /* padded lanes (0) are never flagged */ \
@@ -179,31 +182,31 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 #define GX_F32_TWIN_GRAD gx_lut8_grad
 #define GX_F32_TWIN_OK gx_lut8_ok
 #ifdef GX_VEC
-#define GX_F32_TABLE_DECL(T)                                                \
-    const GX_F32_V R_x = GX_F32_SET((T)->x), R_nx = GX_F32_SET(-(T)->x);    \
-    const GX_F32_V R_xc = GX_F32_SET((T)->xc);                              \
-    const GX_F32_V R_k = GX_F32_SET((T)->k), R_k2 = GX_F32_SET((T)->k2);    \
-    GX_F32_TAB8 R_m[9], R_su;                                               \
-    for (int q_ = 0; q_ < 9; q_++) GX_F32_TAB8_LOAD(R_m[q_], (T)->m[q_]);   \
-    GX_F32_TAB8_LOAD(R_su, (const float *)(T)->su);                         \
-    (void)R_nx
+#define GX_F32_TABLE_DECL(R, T)                                             \
+    const GX_F32_V R##_x = GX_F32_SET((T)->x), R##_nx = GX_F32_SET(-(T)->x); \
+    const GX_F32_V R##_xc = GX_F32_SET((T)->xc);                            \
+    const GX_F32_V R##_k = GX_F32_SET((T)->k), R##_k2 = GX_F32_SET((T)->k2); \
+    GX_F32_TAB8 R##_m[9], R##_su;                                           \
+    for (int q_ = 0; q_ < 9; q_++) GX_F32_TAB8_LOAD(R##_m[q_], (T)->m[q_]); \
+    GX_F32_TAB8_LOAD(R##_su, (const float *)(T)->su);                       \
+    (void)R##_nx
 /* One vector of gx_lut8_fwd (G = 0; G = 2: times gv, a gated form) or
  * gx_lut8_grad (G = 1), in the twins' order of operations; S = 1 for the
  * sigmoid family's tables (k2 = 0: t = fma(a, k, GX_LUT_MAGIC), which is
  * fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly).  bm as for the 32-piece
  * tables: the forward GELU tables reject x < -X or NaN only. */
-#define GX_F32_TABLE_BODY(xv, gv, res, bm, G, S)                            \
+#define GX_F32_TABLE_BODY(R, xv, gv, res, bm, G, S)                         \
     do {                                                                    \
-        const GX_F32_V a_ = GX_F32_ABSMIN(xv, R_xc);                        \
-        const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R_k, GX_F32_SET(GX_LUT_MAGIC)) \
-            : GX_F32_FMA(a_, GX_F32_FMA(a_, R_k2, R_k), GX_F32_SET(GX_LUT_MAGIC)); \
+        const GX_F32_V a_ = GX_F32_ABSMIN(xv, R##_xc);                      \
+        const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R##_k, GX_F32_SET(GX_LUT_MAGIC)) \
+            : GX_F32_FMA(a_, GX_F32_FMA(a_, R##_k2, R##_k), GX_F32_SET(GX_LUT_MAGIC)); \
         const GX_F32_I i_ = GX_F32_INDEX8(t_);                              \
         const GX_F32_LUT8_IDX p_ = GX_F32_LUT8_PREP(i_);                    \
-        const GX_F32_V e8_ = GX_F32_LUT8(R_m[8], p_), e7_ = GX_F32_LUT8(R_m[7], p_); \
-        const GX_F32_V su_ = GX_F32_LUT8(R_su, p_);                         \
+        const GX_F32_V e8_ = GX_F32_LUT8(R##_m[8], p_), e7_ = GX_F32_LUT8(R##_m[7], p_); \
+        const GX_F32_V su_ = GX_F32_LUT8(R##_su, p_);                       \
         const GX_F32_V d_ = GX_F32_SUB(a_, GX_F32_LO16(e8_));               \
         GX_F32_V M_ = GX_F32_FMA(e8_, d_, e7_);              /* gx_lut8_poly */ \
-        for (int q_ = 6; q_ >= 0; q_--) M_ = GX_F32_FMA(M_, d_, GX_F32_LUT8(R_m[q_], p_)); \
+        for (int q_ = 6; q_ >= 0; q_--) M_ = GX_F32_FMA(M_, d_, GX_F32_LUT8(R##_m[q_], p_)); \
         /* B = h + e (gx_lut8_b) */                                         \
         const GX_F32_V base_ = GX_F32_SET((G) == 1 ? 2.0f : 0.5f);          \
         const GX_F32_V H5_ = GX_F32_ADD(GX_F32_LO16(e7_), base_);           \
@@ -223,7 +226,7 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
             res = GX_F32_FMS(xv, B_, GX_F32_FMA(a_, e_, M_));               \
             if ((G) == 2) res = GX_F32_MUL(res, gv);                        \
         }                                                                   \
-        bm = ((G) != 1 && !(S)) ? GX_F32_BAD1(xv, R_nx) : GX_F32_BAD(xv, R_x); \
+        bm = ((G) != 1 && !(S)) ? GX_F32_BAD1(xv, R##_nx) : GX_F32_BAD(xv, R##_x); \
     } while (0)
 #endif
 #endif
@@ -242,35 +245,35 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
 #ifdef GX_VEC
 #ifndef GX_F32_TABLE_DECL
 /* The tables of one gx_lut, ready for GX_F32_LUT, and its range constants. */
-#define GX_F32_TABLE_DECL(T)                                                \
-    const GX_F32_V R_x = GX_F32_SET((T)->x), R_nx = GX_F32_SET(-(T)->x);    \
-    const GX_F32_V R_xc = GX_F32_SET((T)->xc);                              \
-    const GX_F32_V R_k = GX_F32_SET((T)->k), R_k2 = GX_F32_SET((T)->k2);    \
-    GX_F32_TAB R_m[5], R_m5c, R_m6h;                                        \
-    for (int q_ = 0; q_ < 5; q_++) GX_F32_TAB_LOAD(R_m[q_], (T)->m[q_]);    \
-    GX_F32_TAB_LOAD(R_m5c, (T)->m5c);                                       \
-    GX_F32_TAB_LOAD(R_m6h, (T)->m6h);                                       \
-    (void)R_nx
+#define GX_F32_TABLE_DECL(R, T)                                             \
+    const GX_F32_V R##_x = GX_F32_SET((T)->x), R##_nx = GX_F32_SET(-(T)->x); \
+    const GX_F32_V R##_xc = GX_F32_SET((T)->xc);                            \
+    const GX_F32_V R##_k = GX_F32_SET((T)->k), R##_k2 = GX_F32_SET((T)->k2); \
+    GX_F32_TAB R##_m[5], R##_m5c, R##_m6h;                                  \
+    for (int q_ = 0; q_ < 5; q_++) GX_F32_TAB_LOAD(R##_m[q_], (T)->m[q_]);  \
+    GX_F32_TAB_LOAD(R##_m5c, (T)->m5c);                                     \
+    GX_F32_TAB_LOAD(R##_m6h, (T)->m6h);                                     \
+    (void)R##_nx
 /* One vector of gx_lut_fwd (G = 0; G = 2: times gv, a gated form, the
  * rounded result times up) or gx_lut_grad (G = 1); S = 1 for the sigmoid
  * family's tables (k2 = 0: t = fma(a, k, GX_LUT_MAGIC), which is
  * fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly; m_6 = 0, so M_i starts at
  * m_5, as gx_lut_poly does).  bm: the lanes gx_lut_ok rejects; the forward
  * GELU tables (xp = inf) cover x > 0 whole, so only x < -X or NaN. */
-#define GX_F32_TABLE_BODY(xv, gv, res, bm, G, S)                            \
+#define GX_F32_TABLE_BODY(R, xv, gv, res, bm, G, S)                         \
     do {                                                                    \
-        const GX_F32_V a_ = GX_F32_ABSMIN(xv, R_xc);        /* gx_lut_clamp */ \
-        const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R_k, GX_F32_SET(GX_LUT_MAGIC)) \
-            : GX_F32_FMA(a_, GX_F32_FMA(a_, R_k2, R_k), GX_F32_SET(GX_LUT_MAGIC)); \
+        const GX_F32_V a_ = GX_F32_ABSMIN(xv, R##_xc);        /* gx_lut_clamp */ \
+        const GX_F32_V t_ = (S) ? GX_F32_FMA(a_, R##_k, GX_F32_SET(GX_LUT_MAGIC)) \
+            : GX_F32_FMA(a_, GX_F32_FMA(a_, R##_k2, R##_k), GX_F32_SET(GX_LUT_MAGIC)); \
         const GX_F32_I i_ = GX_F32_INDEX(t_);                               \
         const GX_F32_LUT_IDX p_ = GX_F32_LUT_PREP(i_);                      \
-        const GX_F32_V e5_ = GX_F32_LUT(R_m5c, p_), e6_ = GX_F32_LUT(R_m6h, p_); \
+        const GX_F32_V e5_ = GX_F32_LUT(R##_m5c, p_), e6_ = GX_F32_LUT(R##_m6h, p_); \
         const GX_F32_V d_ = GX_F32_SUB(a_, GX_F32_LO16(e5_));               \
         const GX_F32_V M_ = GX_F32_FMA(GX_F32_FMA(GX_F32_FMA(GX_F32_FMA(GX_F32_FMA( \
             (S) ? e5_ : GX_F32_FMA(e6_, d_, e5_),                           \
-            d_, GX_F32_LUT(R_m[4], p_)), d_, GX_F32_LUT(R_m[3], p_)),       \
-            d_, GX_F32_LUT(R_m[2], p_)), d_, GX_F32_LUT(R_m[1], p_)),       \
-            d_, GX_F32_LUT(R_m[0], p_));                    /* gx_lut_poly */ \
+            d_, GX_F32_LUT(R##_m[4], p_)), d_, GX_F32_LUT(R##_m[3], p_)),   \
+            d_, GX_F32_LUT(R##_m[2], p_)), d_, GX_F32_LUT(R##_m[1], p_)),   \
+            d_, GX_F32_LUT(R##_m[0], p_));                    /* gx_lut_poly */ \
         const GX_F32_V h_ = GX_F32_LO16(e6_);                               \
         const GX_F32_M n_ = GX_F32_SIGNM(xv);                               \
         const GX_F32_V B_ = GX_F32_SEL1MH(n_, h_);                          \
@@ -282,7 +285,7 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
             res = GX_F32_FMS(xv, B_, M_);                                   \
             if ((G) == 2) res = GX_F32_MUL(res, gv);                        \
         }                                                                   \
-        bm = ((G) != 1 && !(S)) ? GX_F32_BAD1(xv, R_nx) : GX_F32_BAD(xv, R_x); \
+        bm = ((G) != 1 && !(S)) ? GX_F32_BAD1(xv, R##_nx) : GX_F32_BAD(xv, R##_x); \
     } while (0)
 #endif
 #define GX_F32_LOOP(fname, G, S)                                            \
@@ -335,38 +338,40 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 #define GX_F64_TABLE_T gx_lut64
 #endif
 #ifdef GX_VEC
-/* The fetch: GX_F64_PIECE(ix, f), column f (c, h, m1l) of every lane's
- * piece, and GX_F64_PIECE_M(ix, q), its m[q], from ix = LUT_PREP(the
- * pieces).  By default a register table per column (TAB_LOAD once per
- * call, LUT per fetch); an ISA that loads each lane's row of
- * gx_lut64_rows instead (simd/avx2.h) defines TABLE_DECL, LUT_IDX,
- * LUT_PREP and these two. */
+/* The fetch: ix = GX_F64_PIECES(R, i), each lane's piece i made ready;
+ * GX_F64_PIECE(R, ix, f), column f (c, h, m1l) of every lane's piece, and
+ * GX_F64_PIECE_M(R, ix, q), its m[q] (R: DECL's register set).  By default
+ * a register table per column (TAB_LOAD once per call, LUT_PREP once per
+ * vector, LUT per fetch); an ISA that loads each lane's row of
+ * gx_lut64_rows instead (simd/avx2.h) defines TABLE_DECL, LUT_IDX and
+ * these three. */
 #ifndef GX_F64_PIECE
-#define GX_F64_TABLE_DECL(T)                                                \
-    const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
-    const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
-    const GX_F64_V R_t0 = GX_F64_SET((T)->t0);                              \
-    GX_F64_TAB R_c, R_h, R_m[16], R_m1l;                                    \
-    GX_F64_TAB_LOAD(R_c, (T)->c);                                           \
-    GX_F64_TAB_LOAD(R_h, (T)->h);                                           \
-    GX_F64_TAB_LOAD(R_m1l, (T)->m1l);                                       \
-    for (int q_ = 0; q_ < 16; q_++) GX_F64_TAB_LOAD(R_m[q_], (T)->m[q_])
-#define GX_F64_PIECE(ix, f) GX_F64_LUT(R_##f, ix)
-#define GX_F64_PIECE_M(ix, q) GX_F64_LUT(R_m[q], ix)
+#define GX_F64_TABLE_DECL(R, T)                                             \
+    const GX_F64_V R##_x = GX_F64_SET((T)->x), R##_k = GX_F64_SET((T)->k);  \
+    const GX_F64_V R##_k2 = GX_F64_SET((T)->k2), R##_k3 = GX_F64_SET((T)->k3); \
+    const GX_F64_V R##_t0 = GX_F64_SET((T)->t0);                            \
+    GX_F64_TAB R##_c, R##_h, R##_m[16], R##_m1l;                            \
+    GX_F64_TAB_LOAD(R##_c, (T)->c);                                         \
+    GX_F64_TAB_LOAD(R##_h, (T)->h);                                         \
+    GX_F64_TAB_LOAD(R##_m1l, (T)->m1l);                                     \
+    for (int q_ = 0; q_ < 16; q_++) GX_F64_TAB_LOAD(R##_m[q_], (T)->m[q_])
+#define GX_F64_PIECES(R, i) GX_F64_LUT_PREP(i)
+#define GX_F64_PIECE(R, ix, f) GX_F64_LUT(R##_##f, ix)
+#define GX_F64_PIECE_M(R, ix, q) GX_F64_LUT(R##_m[q], ix)
 #endif
 /* gx_lut64_fwd, lane by lane */
-#define GX_F64_TABLE_BODY(xv, gv, res, bm, unused)                          \
+#define GX_F64_TABLE_BODY(R, xv, gv, res, bm, unused)                       \
     do {                                                                    \
-        const GX_F64_V a_ = GX_F64_ABSMIN(xv, R_x);                         \
+        const GX_F64_V a_ = GX_F64_ABSMIN(xv, R##_x);                       \
         const GX_F64_I i_ = GX_F64_INDEX(GX_F64_FMA(a_, GX_F64_FMA(a_,      \
-            GX_F64_FMA(a_, R_k3, R_k2), R_k), R_t0));                       \
-        const GX_F64_LUT_IDX ix_ = GX_F64_LUT_PREP(i_);                     \
-        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_PIECE(ix_, c));           \
-        GX_F64_V p_ = GX_F64_PIECE_M(ix_, 15);                              \
-        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_PIECE_M(ix_, q_)); \
-        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_PIECE(ix_, m1l), d_, GX_F64_PIECE_M(ix_, 0))); \
-        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_PIECE(ix_, h)), p_); \
-        bm = GX_F64_BAD(xv, R_x);                                           \
+            GX_F64_FMA(a_, R##_k3, R##_k2), R##_k), R##_t0));               \
+        const GX_F64_LUT_IDX ix_ = GX_F64_PIECES(R, i_);                    \
+        const GX_F64_V d_ = GX_F64_SUB(a_, GX_F64_PIECE(R, ix_, c));        \
+        GX_F64_V p_ = GX_F64_PIECE_M(R, ix_, 15);                           \
+        for (int q_ = 14; q_ >= 1; q_--) p_ = GX_F64_FMA(p_, d_, GX_F64_PIECE_M(R, ix_, q_)); \
+        p_ = GX_F64_FMA(p_, d_, GX_F64_FMA(GX_F64_PIECE(R, ix_, m1l), d_, GX_F64_PIECE_M(R, ix_, 0))); \
+        res = GX_F64_FMS(xv, GX_F64_SEL1MH(GX_F64_SIGNM(xv), GX_F64_PIECE(R, ix_, h)), p_); \
+        bm = GX_F64_BAD(xv, R##_x);                                         \
         (void)gv;                                                           \
     } while (0)
 GX_TABLE_LOOP(lut64_fwd, F64, double, GX_F64_TABLE_T, 0, GX_F64_LOAD, GX_F64_STORE, ,

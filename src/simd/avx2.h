@@ -117,15 +117,15 @@ GX_INLINE gx_rows_avx2 gx_rows_fetch_avx2(const gx_lut64_rows *rows, __m128i i)
         gx_rows4_avx2(r0 + k, r1 + k, r2 + k, r3 + k, v.c + k);
     return v;
 }
-#define GX_F64_TABLE_DECL(T)                                                \
-    const GX_F64_V R_x = GX_F64_SET((T)->x), R_k = GX_F64_SET((T)->k);      \
-    const GX_F64_V R_k2 = GX_F64_SET((T)->k2), R_k3 = GX_F64_SET((T)->k3);  \
-    const GX_F64_V R_t0 = GX_F64_SET((T)->t0);                              \
-    const gx_lut64_rows *const R_rows = (T)->rows
+#define GX_F64_TABLE_DECL(R, T)                                             \
+    const GX_F64_V R##_x = GX_F64_SET((T)->x), R##_k = GX_F64_SET((T)->k);  \
+    const GX_F64_V R##_k2 = GX_F64_SET((T)->k2), R##_k3 = GX_F64_SET((T)->k3); \
+    const GX_F64_V R##_t0 = GX_F64_SET((T)->t0);                            \
+    const gx_lut64_rows *const R##_rows = (T)->rows
 #define GX_F64_LUT_IDX gx_rows_avx2
-#define GX_F64_LUT_PREP(i) gx_rows_fetch_avx2(R_rows, i)
-#define GX_F64_PIECE(ix, f) ((ix).c[GX_LUT64_COL_##f])
-#define GX_F64_PIECE_M(ix, q) ((ix).c[GX_LUT64_COL_M + (q)])
+#define GX_F64_PIECES(R, i) gx_rows_fetch_avx2(R##_rows, i)
+#define GX_F64_PIECE(R, ix, f) ((ix).c[GX_LUT64_COL_##f])
+#define GX_F64_PIECE_M(R, ix, q) ((ix).c[GX_LUT64_COL_M + (q)])
 #define GX_F64_SIGNM(x) (x)                                  /* blendv reads the sign bit */
 #define GX_F64_SEL1MH(n, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n)
 #define GX_F64_BAD(x, X) _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)

@@ -76,6 +76,7 @@
 #undef GX_F64_NBITS
 #undef GX_F64_PIECE
 #undef GX_F64_PIECE_M
+#undef GX_F64_PIECES
 #undef GX_F64_SEL1MH
 #undef GX_F64_SET
 #undef GX_F64_SIGNM
