@@ -22,21 +22,34 @@ GX_TARGET_PUSH(GX_ISA_ROW(GX_ISA_COL_TARGET))
 GX_TARGET_POP
 #endif
 
+/* Each op's kernels on this row, one initialiser per row of gx_ops.h;
+ * bf16n (bfloat16 stored by the CPU's own conversion, GX_F32_STORE_BN) is
+ * NULL on a row without it. */
 #ifdef GX_F32_STORE_BN
-#define GX_FILL_BF16(KERNEL)                                                \
-    (c->bf16cvt ? (c->amd_loops ? GX_FN(KERNEL##_bf16n_amd) : GX_FN(KERNEL##_bf16n)) \
-                : (c->amd_loops ? GX_FN(KERNEL##_bf16_amd) : GX_FN(KERNEL##_bf16)))
+#define GX_BF16N_KERNELS(KERNEL) GX_FN(KERNEL##_bf16n), GX_FN(KERNEL##_bf16n_amd)
 #else
-#define GX_FILL_BF16(KERNEL) (c->amd_loops ? GX_FN(KERNEL##_bf16_amd) : GX_FN(KERNEL##_bf16))
+#define GX_BF16N_KERNELS(KERNEL) NULL, NULL
 #endif
-#define GX_FILL_ONE(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                 \
-    t[ID][GX_F32] = GX_FN(KERNEL##_f32);                                    \
-    t[ID][GX_F64] = GX_FN(KERNEL##_f64);                                    \
-    t[ID][GX_F16] = c->amd_loops ? GX_FN(KERNEL##_f16_amd) : GX_FN(KERNEL##_f16); \
-    t[ID][GX_BF16] = GX_FILL_BF16(KERNEL);
+#define GX_KERNELS_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)              \
+    [ID] = { GX_FN(KERNEL##_f32), GX_FN(KERNEL##_f64), GX_FN(KERNEL##_f16), \
+             GX_FN(KERNEL##_f16_amd), GX_FN(KERNEL##_bf16), GX_FN(KERNEL##_bf16_amd), \
+             GX_BF16N_KERNELS(KERNEL) },
+static const gx_op_kernels GX_FN(kernels)[GX_NOPS] = { GX_OPS(GX_KERNELS_ROW) };
+#undef GX_KERNELS_ROW
+#undef GX_BF16N_KERNELS
+/* This row's dispatch table t under the CPU's loop choices c. */
 static void GX_FN(fill)(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c)
 {
-    GX_OPS(GX_FILL_ONE)
+    for (int op = 0; op < GX_NOPS; op++) {
+        const gx_op_kernels *k = &GX_FN(kernels)[op];
+        t[op][GX_F32] = k->f32;
+        t[op][GX_F64] = k->f64;
+        t[op][GX_F16] = c->amd_loops ? k->f16_amd : k->f16;
+        if (c->bf16cvt && k->bf16n)
+            t[op][GX_BF16] = c->amd_loops ? k->bf16n_amd : k->bf16n;
+        else
+            t[op][GX_BF16] = c->amd_loops ? k->bf16_amd : k->bf16;
+    }
     if (c->amd_loops) {         /* ReLU: the plain loop */
         t[GX_OP_RELU][GX_F32] = GX_FN(relu_f32_plain);
         t[GX_OP_RELU][GX_F64] = GX_FN(relu_f64_plain);
@@ -47,8 +60,6 @@ static void GX_FN(fill)(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c)
     GX_ISA_FILL(t, c);
 #endif
 }
-#undef GX_FILL_ONE
-#undef GX_FILL_BF16
 /* which float32 tables the row's table loops read: 8 (gx_lut8.h, a header
  * that defines GX_F32_TABLES8) or 32 (gx_lut.h); its scalar twins are those
  * of the same file */

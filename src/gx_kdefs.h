@@ -152,6 +152,13 @@ typedef struct {
     int bf16cvt;
 } gx_choices;
 
+/* One op's kernels on one ISA row, from which the row's fill picks by the
+ * choices above (gx_isa_compile.h); bf16n, bf16n_amd: NULL on a row whose
+ * ISA has no STORE_BN. */
+typedef struct {
+    gx_kernel f32, f64, f16, f16_amd, bf16, bf16_amd, bf16n, bf16n_amd;
+} gx_op_kernels;
+
 /* The 16-bit path's types (gx_k_16bit.h): a one-pass kernel (x, g or NULL,
  * out, n); a 16-bit type's conversions (widen: exact; narrow: round to
  * nearest even), whether it is bfloat16, and its one-pass kernel per op. */

@@ -90,23 +90,29 @@ int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? *gx_isa_pieces_ta
  * float32 table loop of `kernel` computes on a path with those tables, and
  * whether the table covers each x (else the general formula takes it).  For
  * the tests: the vector loops must give these bits. */
-int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
-             unsigned char *ok, gx_intp n)
-{
 /* G: what the row's loop computes (GX_F32_SPLITS): 0 the forward formula,
  * 1 the derivative times g, 2 the forward formula times up */
 #define GX_TWIN8_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
-    if (strcmp(kernel, #KERNEL) == 0) {                                     \
-        const int G = (GATE) ? 2 : (NIN) - 1;                               \
-        for (gx_intp i = 0; i < n; i++) {                                   \
-            out[i] = G == 1 ? gx_lut8_grad(&TAB8, x[i], g[i])               \
-                   : (G == 2 ? gx_lut8_fwd(&TAB8, x[i]) * g[i] : gx_lut8_fwd(&TAB8, x[i])); \
-            ok[i] = (unsigned char)gx_lut8_ok(&TAB8, x[i]);                 \
-        }                                                                   \
-        return G != 0;                                                      \
-    }
+    { #KERNEL, &TAB8, (GATE) ? 2 : (NIN) - 1 },
+static const struct { const char *kernel; const gx_lut8 *tab; int g; } gx_twin8_rows[] = {
     GX_F32_SPLITS(GX_TWIN8_ROW)
+};
 #undef GX_TWIN8_ROW
+int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+             unsigned char *ok, gx_intp n)
+{
+    for (size_t r = 0; r < sizeof gx_twin8_rows / sizeof gx_twin8_rows[0]; r++) {
+        if (strcmp(kernel, gx_twin8_rows[r].kernel) != 0)
+            continue;
+        const gx_lut8 *T = gx_twin8_rows[r].tab;
+        const int G = gx_twin8_rows[r].g;
+        for (gx_intp i = 0; i < n; i++) {
+            out[i] = G == 1 ? gx_lut8_grad(T, x[i], g[i])
+                   : (G == 2 ? gx_lut8_fwd(T, x[i]) * g[i] : gx_lut8_fwd(T, x[i]));
+            ok[i] = (unsigned char)gx_lut8_ok(T, x[i]);
+        }
+        return G != 0;
+    }
     return -1;
 }
 

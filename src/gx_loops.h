@@ -156,8 +156,10 @@ static GX_NOINLINE ATTR int GX_FN(fname)(const TT *T, const TS *x, const TS *g, 
     return nb_;                                                             \
 }
 #else
-/* the baseline: the scalar twin EXPR and its coverage test OK per element */
-#define GX_TABLE_TWIN(fname, TS, TT, EXPR, OK)                              \
+/* the baseline: per element the scalar twin ELEM(T, x, g, ...) and its
+ * coverage test OK(T, x) (g: NULL for a one-input loop, whose ELEM does
+ * not read it) */
+#define GX_TABLE_TWIN(fname, TS, TT, ELEM, OK, ...)                         \
 static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
                                     TS *o, int n, uint64_t *bad)            \
 {                                                                           \
@@ -165,8 +167,8 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
     (void)g;                                                                \
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;                     \
     for (int j = 0; j < n; j++) {                                           \
-        o[j] = (EXPR);                                                      \
-        const int ok = (OK);                                                \
+        o[j] = ELEM(T, x[j], g[j], __VA_ARGS__);                            \
+        const int ok = OK(T, x[j]);                                         \
         bad[j / 64] |= (uint64_t)!ok << (j % 64);                           \
         nb_ += !ok;                                                         \
     }                                                                       \
@@ -292,11 +294,13 @@ static GX_NOINLINE int GX_FN(fname)(const TT *T, const TS *x, const TS *g,  \
     GX_TABLE_LOOP(fname, F32, float, GX_F32_TABLE_T, (G) != 0, GX_F32_LOAD, GX_F32_STORE, , \
                   GX_F32_TABLE_DECL, GX_F32_TABLE_BODY, G, S)
 #else
+/* G as for the vector body: the forward twin, the derivative's times g,
+ * the forward's times g */
+#define GX_F32_TWIN_ELEM(T, xj, gj, G)                                      \
+    ((G) == 1 ? GX_F32_TWIN_GRAD(T, xj, gj)                                 \
+     : ((G) == 2 ? GX_F32_TWIN_FWD(T, xj) * (gj) : GX_F32_TWIN_FWD(T, xj)))
 #define GX_F32_LOOP(fname, G, S)                                            \
-    GX_TABLE_TWIN(fname, float, GX_F32_TABLE_T,                             \
-                  (G) == 1 ? GX_F32_TWIN_GRAD(T, x[j], g[j])                \
-                  : ((G) == 2 ? GX_F32_TWIN_FWD(T, x[j]) * g[j] : GX_F32_TWIN_FWD(T, x[j])), \
-                  GX_F32_TWIN_OK(T, x[j]))
+    GX_TABLE_TWIN(fname, float, GX_F32_TABLE_T, GX_F32_TWIN_ELEM, GX_F32_TWIN_OK, G)
 #endif
 GX_F32_LOOP(lut_fwd, 0, 0)
 GX_F32_LOOP(lut_grad, 1, 0)
@@ -330,6 +334,7 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 #undef GX_F16_LOOP
 #endif
 #undef GX_F32_LOOP
+#undef GX_F32_TWIN_ELEM
 
 /* --------------------------------------- float64 lanes (gx_lut64.h) -- */
 /* GX_FN(lut64_fwd): gx_lut64_fwd's operations in double lanes, rejecting
@@ -377,5 +382,7 @@ GX_F16_LOOP(sig_fwd_bn, 0, 1, GX_F32_LOAD_B, GX_F32_STORE_BN, GX_BN_TARGET)
 GX_TABLE_LOOP(lut64_fwd, F64, double, GX_F64_TABLE_T, 0, GX_F64_LOAD, GX_F64_STORE, ,
               GX_F64_TABLE_DECL, GX_F64_TABLE_BODY, 0)
 #else
-GX_TABLE_TWIN(lut64_fwd, double, GX_F64_TABLE_T, gx_lut64_fwd(T, x[j]), gx_lut64_ok(T, x[j]))
+#define GX_F64_TWIN_ELEM(T, xj, gj, unused) gx_lut64_fwd(T, xj)
+GX_TABLE_TWIN(lut64_fwd, double, GX_F64_TABLE_T, GX_F64_TWIN_ELEM, gx_lut64_ok, 0)
+#undef GX_F64_TWIN_ELEM
 #endif
