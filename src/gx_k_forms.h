@@ -8,23 +8,24 @@
 #ifndef GX_ISA
 #error "src/gx_k_forms.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
 #endif
-/* out[i] = EXPR, with x = in[0][i] (and g = in[1][i], b = in[nin-1][i]) */
-#define GX_UNARY(name, T, EXPR)                                             \
+/* out[i] = EXPR, an expression in X = in[0][i] (GX_BINARY: and V = in[1][i]);
+ * X and V name the variables the loop binds for it */
+#define GX_UNARY(name, T, X, EXPR)                                          \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
         const T *xp = (const T *)in[0];                                     \
         T *out = (T *)out_;                                                 \
         _Pragma("omp simd")                                                 \
-        for (gx_intp i = 0; i < n; i++) { T x = xp[i]; out[i] = (EXPR); }   \
+        for (gx_intp i = 0; i < n; i++) { T X = xp[i]; out[i] = (EXPR); }   \
     }
-#define GX_BINARY(name, T, V, EXPR)                                         \
+#define GX_BINARY(name, T, X, V, EXPR)                                      \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
         const T *xp = (const T *)in[0], *vp = (const T *)in[1];             \
         T *out = (T *)out_;                                                 \
         _Pragma("omp simd")                                                 \
         for (gx_intp i = 0; i < n; i++) {                                   \
-            T x = xp[i], V = vp[i]; out[i] = (EXPR);                        \
+            T X = xp[i], V = vp[i]; out[i] = (EXPR);                        \
         }                                                                   \
     }
 /* The fused-bias form of kernel BASE (nin inputs counting the bias, which is
@@ -97,14 +98,14 @@
  * cache, where the blocks cost 5-10%) in one plain loop.  On CPUs where the
  * prefetch does not pay, the dispatch table takes the plain GX_UNARY /
  * GX_BINARY loop instead (the amd_loops choice, gx_isa_compile.h).
- * NIN = 2: g = in[1]. */
+ * NIN = 2: G = in[1]; EXPR in X (= in[0]) and G, the names it passes. */
 #ifndef GX_RELU_B
 #define GX_RELU_B 64
 #endif
 #ifndef GX_STREAM_MIN
 #define GX_STREAM_MIN 8192
 #endif
-#define GX_STREAM(name, T, NIN, EXPR)                                      \
+#define GX_STREAM(name, T, NIN, X, G, EXPR)                                 \
     static void GX_FN(name)(const void *const *in, void *out_, gx_intp n)   \
     {                                                                       \
         const T *xp = (const T *)in[0], *vp = (const T *)in[(NIN) - 1];     \
@@ -112,7 +113,7 @@
         if (n < GX_STREAM_MIN) {                                            \
             _Pragma("omp simd")                                             \
             for (gx_intp j = 0; j < n; j++) {                               \
-                T x = xp[j], g = vp[j]; (void)g; out[j] = (EXPR);           \
+                T X = xp[j], G = vp[j]; (void)G; out[j] = (EXPR);           \
             }                                                               \
             return;                                                         \
         }                                                                   \
@@ -125,7 +126,7 @@
             }                                                               \
             _Pragma("omp simd")                                             \
             for (int j = 0; j < m; j++) {                                   \
-                T x = xp[i0 + j], g = vp[i0 + j]; (void)g; out[i0 + j] = (EXPR); \
+                T X = xp[i0 + j], G = vp[i0 + j]; (void)G; out[i0 + j] = (EXPR); \
             }                                                               \
         }                                                                   \
     }

@@ -9,14 +9,14 @@
 #endif
 
 /* ReLU: the streaming loop, and the plain loop of the amd_loops choice */
-GX_STREAM(relu_f32, float, 1, GX_RELU(x))
-GX_STREAM(relu_f64, double, 1, GX_RELU(x))
-GX_STREAM(relu_grad_f32, float, 2, (x > 0 ? g : 0.0f))
-GX_STREAM(relu_grad_f64, double, 2, (x > 0 ? g : 0.0))
-GX_UNARY(relu_f32_plain, float, GX_RELU(x))
-GX_UNARY(relu_f64_plain, double, GX_RELU(x))
-GX_BINARY(relu_grad_f32_plain, float, g, (x > 0 ? g : 0.0f))
-GX_BINARY(relu_grad_f64_plain, double, g, (x > 0 ? g : 0.0))
+GX_STREAM(relu_f32, float, 1, x, g, GX_RELU(x))
+GX_STREAM(relu_f64, double, 1, x, g, GX_RELU(x))
+GX_STREAM(relu_grad_f32, float, 2, x, g, (x > 0 ? g : 0.0f))
+GX_STREAM(relu_grad_f64, double, 2, x, g, (x > 0 ? g : 0.0))
+GX_UNARY(relu_f32_plain, float, x, GX_RELU(x))
+GX_UNARY(relu_f64_plain, double, x, GX_RELU(x))
+GX_BINARY(relu_grad_f32_plain, float, x, g, (x > 0 ? g : 0.0f))
+GX_BINARY(relu_grad_f64_plain, double, x, g, (x > 0 ? g : 0.0))
 
 /* float64: the double-double formulas of gx_math.h, elementwise (gradients
  * multiply in double and round once); exact and tanh GELU in double lanes
@@ -32,12 +32,12 @@ static void GX_FN(gelu_tanh_f64)(const void *const *in, void *out, gx_intp n)
 {
     GX_FN(split_f64)(in, out, n, 1, GX_FN(lut64_fwd), &gx_lut64_tanh, GX_FN(gelu_tanh_f64_full), 0);
 }
-GX_BINARY(gelu_erf_grad_f64, double, g, gx_gelu_erf_grad_f64(x) * g)
-GX_BINARY(gelu_tanh_grad_f64, double, g, gx_gelu_tanh_grad_f64(x) * g)
-GX_UNARY(silu_f64, double, gx_silu_f64(x))
-GX_UNARY(quick_gelu_f64, double, gx_quick_gelu_f64(x))
-GX_BINARY(silu_grad_f64, double, g, gx_silu_grad_f64(x) * g)
-GX_BINARY(quick_gelu_grad_f64, double, g, gx_quick_gelu_grad_f64(x) * g)
+GX_BINARY(gelu_erf_grad_f64, double, x, g, gx_gelu_erf_grad_f64(x) * g)
+GX_BINARY(gelu_tanh_grad_f64, double, x, g, gx_gelu_tanh_grad_f64(x) * g)
+GX_UNARY(silu_f64, double, x, gx_silu_f64(x))
+GX_UNARY(quick_gelu_f64, double, x, gx_quick_gelu_f64(x))
+GX_BINARY(silu_grad_f64, double, x, g, gx_silu_grad_f64(x) * g)
+GX_BINARY(quick_gelu_grad_f64, double, x, g, gx_quick_gelu_grad_f64(x) * g)
 
 /* float32: the general formulas in double, rounded once */
 GX_FULL_FN(gelu_erf_f32, float, gx_gelu_erf_f32_full, 0)
