@@ -280,24 +280,21 @@ class _AfterMlDtypes:
 
 
 def _watch_bfloat16():
-    """At import: the loops now if ml_dtypes is imported already, else the
-    finder above; (None, why) for BFLOAT16, _BFLOAT16_MISSING meanwhile."""
-    if "ml_dtypes" in sys.modules:
-        dt, why = _import_bfloat16()
-        if dt is not None:
-            _register_bfloat16(dt)
-        return dt, why
+    """At import: the loops now if ml_dtypes is imported already, the reason
+    if it is not installed, else the finder above (BFLOAT16 None meanwhile)."""
     try:
         installed = importlib.util.find_spec("ml_dtypes") is not None
     except (ImportError, ValueError):
         installed = False
-    if not installed:
-        return _import_bfloat16()       # (None, the reason)
-    sys.meta_path.insert(0, _AfterMlDtypes())
-    return None, "ml_dtypes installed but not imported yet (its loops register when it is)"
+    if "ml_dtypes" in sys.modules or not installed:
+        _bfloat16()
+    else:
+        sys.meta_path.insert(0, _AfterMlDtypes())
 
 
-BFLOAT16, _BFLOAT16_MISSING = _watch_bfloat16()
+BFLOAT16 = None
+_BFLOAT16_MISSING = "ml_dtypes installed but not imported yet (its loops register when it is)"
+_watch_bfloat16()
 
 
 # ------------------------------------------------- fused bias, row by row --

@@ -44,21 +44,13 @@
 #define GX_ST_SFX f32
 #define GX_ST_TT GX_F32_TABLE_T
 #include "gx_k_split_t.h"
-#undef GX_ST_TT
-#undef GX_ST_SFX
-#undef GX_ST
 #define GX_ST double
 #define GX_ST_SFX f64
 #define GX_ST_TT GX_F64_TABLE_T
 #include "gx_k_split_t.h"
-#undef GX_ST_TT
-#undef GX_ST_SFX
-#undef GX_ST
 #define GX_ST uint16_t          /* the 16-bit one-pass kernels' packing (gx_k_16bit.h) */
 #define GX_ST_SFX u16
 #include "gx_k_split_t.h"
-#undef GX_ST_SFX
-#undef GX_ST
 /* FULL: the general double formula (gx_math.h) over an array.  Its own
  * never-inlined function, so it gets the registers to itself (inlined into
  * the driver, the formula's constants spilled to the stack and its loop ran

@@ -10,7 +10,8 @@
  * GX_FN(split_SFX).  All are GX_INLINE: every kernel calls its driver with
  * constants (its table loop, table, formula, input count), so each kernel
  * compiles to its own loop with direct calls, and a debugger steps through
- * these functions as inlined frames.
+ * these functions as inlined frames.  It undefines GX_ST, GX_ST_SFX and
+ * GX_ST_TT at its end.
  */
 #if !defined(GX_ISA) || !defined(GX_ST) || !defined(GX_ST_SFX)
 #error "src/gx_k_split_t.h is not standalone: gx_k_split.h includes it once per element type (GX_ST, GX_ST_SFX)"
@@ -141,3 +142,6 @@ GX_INLINE void GX_ST_FN(split)(const void *const *in, void *out_, gx_intp n, int
 }
 #endif
 #undef GX_ST_FN
+#undef GX_ST_TT
+#undef GX_ST_SFX
+#undef GX_ST
