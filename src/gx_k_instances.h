@@ -40,7 +40,7 @@ GX_BINARY(silu_grad_f64, double, x, g, gx_silu_grad_f64(x) * g)
 GX_BINARY(quick_gelu_grad_f64, double, x, g, gx_quick_gelu_grad_f64(x) * g)
 
 /* float32: the general formulas in double, rounded once */
-GX_FULL_FN(gelu_erf_f32, float, gx_gelu_erf_f32_full, 0)
+GX_FULL_FN(gelu_erf_f32, float, gx_gelu_erf_f32_tail, 0)    /* x < -4.5, NaN only */
 GX_FULL_FN(gelu_tanh_f32, float, gx_gelu_tanh_f32, 0)
 GX_FULL_FN(gelu_erf_grad_f32, float, gx_gelu_erf_grad_f32d, 1)
 GX_FULL_FN(gelu_tanh_grad_f32, float, gx_gelu_tanh_grad_f32d, 1)

@@ -22,6 +22,11 @@ onto [-1, 1); t = |x|):
     errors are absorbed.
   - GX_GD64: g'(Y), degree 8 (only corrects the rounding error of Y; 1e-3 is plenty).
   - GX_G32: degree 12 (float32 results need ~1e-9 relative).
+* GX_RT32: R(t) itself, degree 8 in the same Y, on the float32 tail only
+  (t in [TAIL_LO, TAIL_HI]: the x < -4.5 that the float32 tables leave to
+  the general formula, clamped where x Phi(x) has underflowed to -0): the
+  short range needs 9 coefficients where g on all of [-1, 1) needs 13, and
+  R directly saves the (1 - Y)/(2K) factor.
 * expm1(r) = r + r^2 (1/2 + r p(r)) on |r| <= ln2/2: GX_E64 (degree 9 p) and
   GX_E32 (degree 5 p).
 The printed comments give the max error of each rounded fit measured in mpmath.
@@ -34,6 +39,9 @@ import mpmath as mp
 mp.mp.dps = 40
 K = 4
 RMAX = mp.log(2) / 2 * (1 + mp.mpf("1e-6"))
+# the float32 tail (gx_gelu_erf_f32_tail): t = |x| from the tables' end
+# (4.5, a margin below) to 14.5, where |x Phi(x)| < 2^-151 rounds to -0
+TAIL_LO, TAIL_HI = mp.mpf("4.49"), mp.mpf("14.5")
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gx_math_tables.h")
 
 
@@ -130,6 +138,14 @@ def generate():
     c32 = round_down_from_top(g, -1, 1, 12, 0)
     out.append("")
     emit(out, "GX_G32", c32, f"g(Y), degree 12; max rel error {float(max_rel_err(c32, g, -1, 1)):.2e}")
+
+    def rt(Y):          # R(t) as a function of Y
+        return R(K * (1 + Y) / (1 - Y))
+    ya, yb = (TAIL_LO - K) / (TAIL_LO + K), (TAIL_HI - K) / (TAIL_HI + K)
+    ct = round_down_from_top(rt, ya, yb, 8, 0)
+    out.append("")
+    emit(out, "GX_RT32", ct, f"R(t) on the float32 tail, t in [{float(TAIL_LO)}, {float(TAIL_HI)}], "
+                             f"degree 8 in Y; max rel error {float(max_rel_err(ct, rt, ya, yb)):.2e}")
     for name, deg in (("GX_E64", 9), ("GX_E32", 5)):
         ce = round_down_from_top(p_exp, -RMAX, RMAX, deg, 0)
         err = max_rel_err(ce, p_exp, -RMAX, RMAX) * RMAX ** 3 / 6
