@@ -101,6 +101,14 @@ GX_INLINE double gx_pow2(double k)
 
 /* ------------------------------------------------------------------ exp -- */
 
+/* expm1(r) for |r| <= ln2/2, float32 grade: r + r^2 (1/2 + r p(r)), p of
+ * degree 5 (GX_E32), ~2^-37 relative; r2 = r * r */
+GX_INLINE double gx_expm1_r32(double r, double r2)
+{
+    double p = fma(fma(fma(fma(fma(GX_E32_5, r, GX_E32_4), r, GX_E32_3), r, GX_E32_2), r, GX_E32_1), r, GX_E32_0);
+    return fma(r2, fma(r, p, 0.5), r);
+}
+
 /* exp(a + al) = 2^k (1 + s + *sl) for a <= 0 (a >= -1100), |al| <= 2^-40 |a|.
  * k = round(a / ln2), r = a - k LN2_HI is exact: |r| < 1/2 and, for |a| >= 1/2,
  * both a and k*LN2_HI are multiples of 2^-53 (for |a| < 1/2, k is 0 or -1 and
@@ -128,9 +136,8 @@ GX_INLINE double gx_exp_parts(double a, double al, double *sl, double *k_out, in
         *sl = ((r - s) + v) + (vl + r2l * q) + fma(rl, s, rl);
         return s;
     } else {
-        double p = fma(fma(fma(fma(fma(GX_E32_5, r, GX_E32_4), r, GX_E32_3), r, GX_E32_2), r, GX_E32_1), r, GX_E32_0);
         *sl = 0.0;
-        return fma(r2, fma(r, p, 0.5), r) + rl;
+        return gx_expm1_r32(r, r2) + rl;
     }
 }
 
@@ -284,8 +291,7 @@ GX_INLINE float gx_gelu_erf_f32_tail(float xf)
     const double a = -0.5 * (tc * tc);
     const double k = gx_rint(a * GX_LOG2E);
     const double r = fma(-k, GX_LN2_HI, a);
-    const double p = fma(fma(fma(fma(fma(GX_E32_5, r, GX_E32_4), r, GX_E32_3), r, GX_E32_2), r, GX_E32_1), r, GX_E32_0);
-    const double s = fma(r * r, fma(r, p, 0.5), r);
+    const double s = gx_expm1_r32(r, r * r);
     /* R(tc) in Y, Y0 corrected once */
     const double D = tc + GX_K, N = tc - GX_K;      /* exact */
     const double Y = fma(fma(-Y0, D, N), (1.0 - Y0) * (0.5 / GX_K), Y0);
