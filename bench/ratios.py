@@ -1,8 +1,8 @@
-"""Issue 3's seven speed/memory criteria and the speed rows of issues 5, 11, 13, 15, 23 and 29, measured here.
+"""Issue 3's seven speed/memory criteria, the speed rows of issues 5, 11, 13, 15, 23 and 29, and issue 32's float64 accuracy of the peers, measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29] [--isa avx2]
+    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29|f64] [--isa avx2]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
@@ -149,6 +149,62 @@ def _ulp_f64(r, n=150):
           _verdict(err <= bound))
 
 
+# Issue 32: a faster peer's accuracy on the page beside its ratio.  The
+# regions: the core, where every implementation is accurate; the negative
+# tail, where x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 cancels and underflows
+# (JAX and PyTorch compute it so); the positive side.
+_F64_REGIONS = (("|x| <= 3", -3.0, 3.0), ("-30 <= x <= -5", -30.0, -5.0), ("3 <= x <= 30", 3.0, 30.0))
+
+
+def _peer_results_f64(op, x):
+    """op's float64 results on x from each installed peer: {label: array}."""
+    got = {}
+    torch, jax = bench.peer("torch"), bench.peer("jax")
+    if torch is not None:
+        out = np.empty_like(x)
+        bench.OPS[op].torch(torch, torch.from_numpy(x), out=torch.from_numpy(out))()
+        got["PyTorch"] = out
+    if jax is not None:
+        got["JAX"] = np.asarray(jax.jit(bench.OPS[op].jax(jax))(jax.device_put(x)))
+    return got
+
+
+def _peer_ulp_f64(r, n=400):
+    """Max ULP against mpmath of ours and of the float64 peers, per region, for
+    exact and tanh GELU (issue 32: printed beside the float64 ratios)."""
+    rng = np.random.default_rng(5)
+    for op, mpf in (("gelu_erf", testing.mp_gelu_erf), ("gelu_tanh", testing.mp_gelu_tanh)):
+        for label, lo, hi in _F64_REGIONS:
+            x = rng.uniform(lo, hi, n)
+            exact = [mpf(v) for v in x]
+            got = gelu_ext.fast_gelu(x, "none" if op == "gelu_erf" else "tanh")
+            ours = float(np.max(testing.ulp_error(got, exact, np.float64)))
+            hi_ = np.array([float(v) for v in exact])
+            ok = bool(np.all(np.abs(got - hi_) <= testing.allowed_error(op, np.float64, x, hi_)))
+            b = testing.bound(op, np.float64, "tail" if hi <= testing.TAIL else "bulk")
+            peers = {k: float(np.max(testing.ulp_error(v, exact, np.float64)))
+                     for k, v in _peer_results_f64(op, x).items()}
+            shown = "; ".join([f"ours {ours:.3g}"] + [f"{k} {v:.3g}" for k, v in peers.items()])
+            r.add("i32", f"{bench.OPS[op].title} f64 max ULP vs mpmath, {label} ({n} samples)", shown,
+                  f"ours <= {b.value:g} {b.unit}", _verdict(ok))
+
+
+def _f64_rows(r):
+    """Criteria 2 (float64) and 3, issue 23's float64 rows and the peers'
+    float64 accuracy beside them (issue 32)."""
+    r.speed_row("2", "tanh GELU float64 2^20, 1 thread: ours / JAX (both allocate)",
+                "gelu_tanh", np.float64, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
+    # 3. exact GELU f64 vs JAX
+    r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu_erf", np.float64, N20, "jax",
+                threads=1, required=1.0, ours="ours_alloc")
+    _ulp_f64(r)
+    _peer_ulp_f64(r)
+    # issue 23: float64 exact and tanh GELU against PyTorch too (out= on both sides)
+    for okey in ("gelu_erf", "gelu_tanh"):
+        r.speed_row("i23", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
+                    N20, "torch", threads=1, required=1.0)
+
+
 def _alloc_peak(f):
     """Peak bytes traced by tracemalloc while ``f`` runs, above the start."""
     f()   # first call: lazily created objects (ufunc caches) are not the call's cost
@@ -200,6 +256,9 @@ def run(min_repeats, only=None):
     if only == "i29":          # threads right after a matmul
         _issue29(r)
         return info, r.rows
+    if only == "f64":          # float64 against JAX and PyTorch, with their accuracy
+        _f64_rows(r)
+        return info, r.rows
     all_threads = gelu_ext.get_num_threads()
 
     # 1. exact GELU f32, 2^20, 1 thread vs PyTorch (out= on both sides)
@@ -207,17 +266,9 @@ def run(min_repeats, only=None):
                 threads=1, required=1.0, goal=1.5)
     _ulp_all_paths(r)
     # 2. tanh GELU vs JAX (allocating, so ours allocates too)
-    for dt in (np.float32, np.float64):
-        r.speed_row("2", f"tanh GELU {np.dtype(dt).name} 2^20, 1 thread: ours / JAX (both allocate)",
-                    "gelu_tanh", dt, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
-    # 3. exact GELU f64 vs JAX
-    r.speed_row("3", "exact GELU f64 2^20, 1 thread: ours / JAX (both allocate)", "gelu_erf", np.float64, N20, "jax",
-                threads=1, required=1.0, ours="ours_alloc")
-    _ulp_f64(r)
-    # issue 23: float64 exact and tanh GELU against PyTorch too (out= on both sides)
-    for okey in ("gelu_erf", "gelu_tanh"):
-        r.speed_row("i23", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
-                    N20, "torch", threads=1, required=1.0)
+    r.speed_row("2", "tanh GELU float32 2^20, 1 thread: ours / JAX (both allocate)",
+                "gelu_tanh", np.float32, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
+    _f64_rows(r)
     # 4. ReLU vs np.copyto of the same array
     bench.set_threads(1)
     for dt in (np.float32, np.float64):
@@ -442,9 +493,9 @@ def main(argv=None):
                    help="hold ours, PyTorch and JAX to this instruction set before the peers are imported "
                    "(GELU_EXT_ISA, ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa; the header reads each back); "
                    "ONNX Runtime cannot be held to one: below the CPU's best its rows say 'not comparable'")
-    p.add_argument("--only", choices=["i13", "i15", "i29"],
+    p.add_argument("--only", choices=["i13", "i15", "i29", "f64"],
                    help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32; "
-                   "i29: threads right after a matmul)")
+                   "i29: threads right after a matmul; f64: float64 against JAX and PyTorch, with their accuracy)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
@@ -452,7 +503,7 @@ def main(argv=None):
         bench.cap_isa(args.isa)            # before run() imports the peers
     info, rows = run(args.repeats, args.only)
     print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15; "
-          "issue 23: i23; issue 29: i29)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
+          "issue 23: i23; issue 29: i29; issue 32: i32)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
     print("\n".join(bench.header_lines(info) + bench.isa_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "
