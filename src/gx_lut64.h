@@ -56,9 +56,9 @@
 #include "gx_lut.h"             /* GX_ALIGN64, GX_INLINE via gx_math.h */
 
 /* The same table piece by piece, for vector paths that fetch by loading
- * each lane's piece and transposing (simd/avx2.h: four 4-double loads and
- * eight shuffles give 4 coefficients for 4 lanes, where a gather per
- * coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
+ * each lane's piece and transposing (simd/avx2.h: four 2-double loads, two
+ * of them inserts, and two unpacks give 2 coefficients for 4 lanes, where a
+ * gather per coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
  * m_0 .. m_15, and a zero: the same doubles as the table's columns, written
  * out by src/tables/fit_lut64.py beside them. */
 #define GX_LUT64_ROW 20

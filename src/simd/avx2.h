@@ -87,35 +87,38 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m256 v)
 #define GX_F64_ABSMIN(x, X) _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X)
 #define GX_F64_INDEX(t) _mm_min_epi32(_mm256_cvttpd_epi32(t), _mm_set1_epi32(15))
 /* The float64 table loop fetches by rows (gx_lut64_rows): each lane's piece
- * is a row of 20 doubles, loaded four at a time and transposed (two
- * unpacks and two 128-bit permutes per pair of rows), so five groups give
- * every coefficient of 4 lanes in 20 loads and 40 shuffles -- 2x the speed of
- * a gather per coefficient on AMD Zen 5 (0.33 against 0.16 Gelem/s in L1),
- * 4x on the llvm-mca Skylake model.  The same operations as gx_lut64_fwd. */
-static inline void gx_rows4_avx2(const double *r0, const double *r1, const double *r2,
-                                 const double *r3, __m256d v[4])
-{
-    const __m256d a = _mm256_loadu_pd(r0), b = _mm256_loadu_pd(r1);
-    const __m256d c = _mm256_loadu_pd(r2), d = _mm256_loadu_pd(r3);
-    const __m256d ab0 = _mm256_unpacklo_pd(a, b), ab1 = _mm256_unpackhi_pd(a, b);
-    const __m256d cd0 = _mm256_unpacklo_pd(c, d), cd1 = _mm256_unpackhi_pd(c, d);
-    v[0] = _mm256_permute2f128_pd(ab0, cd0, 0x20);
-    v[1] = _mm256_permute2f128_pd(ab1, cd1, 0x20);
-    v[2] = _mm256_permute2f128_pd(ab0, cd0, 0x31);
-    v[3] = _mm256_permute2f128_pd(ab1, cd1, 0x31);
-}
-/* Each lane's piece, fetched by rows: the columns of gx_lut64_rows, c[k]
- * = entry k of every lane's row (the formula, in gx_loops.h, reads them
- * through GX_F64_PIECE). */
-typedef struct { __m256d c[GX_LUT64_ROW]; } gx_rows_avx2;
+ * is a row of 20 doubles, and two columns of the four lanes' rows, k and
+ * k + 1 (k even), come from two 128-bit loads per lane pair (rows 0 and 2 in
+ * one register, 1 and 3 in another: a load and a vinsertf128 from memory
+ * each) and one unpack per column.  Per 4 elements: 20 loads, 20 inserts
+ * and 19 unpacks, with no 128-bit permute (port 5 alone on Intel) -- the
+ * whole row transposed four columns at a time took 20 loads and 40
+ * shuffles.  A column is fetched where the formula first reads it
+ * (GX_F64_PIECE; GCC merges the second column's loads with the first's), so
+ * only the coefficients in use are live: fetched all at once, the 20
+ * columns did not fit in the 16 ymm registers and went through the stack.
+ * llvm-mca 19 cycles per 4 elements, all at once -> now: znver3 63.3 ->
+ * 55.2, skylake 66.3 -> 61.7, alderlake 59.3 -> 43.5 (bench/README.md).  A
+ * gather per coefficient was 2x slower on AMD Zen 5.  The same values, so
+ * the same bits as gx_lut64_fwd. */
+typedef struct { const double *r[4]; } gx_rows_avx2;
 GX_INLINE gx_rows_avx2 gx_rows_fetch_avx2(const gx_lut64_rows *rows, __m128i i)
 {
-    const double *r0 = rows->p[_mm_cvtsi128_si32(i)], *r1 = rows->p[_mm_extract_epi32(i, 1)];
-    const double *r2 = rows->p[_mm_extract_epi32(i, 2)], *r3 = rows->p[_mm_extract_epi32(i, 3)];
     gx_rows_avx2 v;
-    for (int k = 0; k < GX_LUT64_ROW; k += 4)
-        gx_rows4_avx2(r0 + k, r1 + k, r2 + k, r3 + k, v.c + k);
+    v.r[0] = rows->p[_mm_cvtsi128_si32(i)];
+    v.r[1] = rows->p[_mm_extract_epi32(i, 1)];
+    v.r[2] = rows->p[_mm_extract_epi32(i, 2)];
+    v.r[3] = rows->p[_mm_extract_epi32(i, 3)];
     return v;
+}
+GX_INLINE __m256d gx_rows_col_avx2(gx_rows_avx2 v, int k)
+{
+    const int g = k & ~1;
+    const __m256d a = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(v.r[0] + g)),
+                                           _mm_loadu_pd(v.r[2] + g), 1);
+    const __m256d b = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(v.r[1] + g)),
+                                           _mm_loadu_pd(v.r[3] + g), 1);
+    return (k & 1) ? _mm256_unpackhi_pd(a, b) : _mm256_unpacklo_pd(a, b);
 }
 #define GX_F64_TABLE_DECL(R, T)                                             \
     const GX_F64_V R##_x = GX_F64_SET((T)->x), R##_k = GX_F64_SET((T)->k);  \
@@ -124,8 +127,8 @@ GX_INLINE gx_rows_avx2 gx_rows_fetch_avx2(const gx_lut64_rows *rows, __m128i i)
     const gx_lut64_rows *const R##_rows = (T)->rows
 #define GX_F64_LUT_IDX gx_rows_avx2
 #define GX_F64_PIECES(R, i) gx_rows_fetch_avx2(R##_rows, i)
-#define GX_F64_PIECE(R, ix, f) ((ix).c[GX_LUT64_COL_##f])
-#define GX_F64_PIECE_M(R, ix, q) ((ix).c[GX_LUT64_COL_M + (q)])
+#define GX_F64_PIECE(R, ix, f) gx_rows_col_avx2(ix, GX_LUT64_COL_##f)
+#define GX_F64_PIECE_M(R, ix, q) gx_rows_col_avx2(ix, GX_LUT64_COL_M + (q))
 #define GX_F64_SIGNM(x) (x)                                  /* blendv reads the sign bit */
 #define GX_F64_SEL1MH(n, h) _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n)
 #define GX_F64_BAD(x, X) _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), x), X, _CMP_NLE_UQ)
