@@ -179,8 +179,8 @@ def _peer_ulp_f64(r, n=400):
             exact = [mpf(v) for v in x]
             got = gelu_ext.fast_gelu(x, "none" if op == "gelu_erf" else "tanh")
             ours = float(np.max(testing.ulp_error(got, exact, np.float64)))
-            hi_ = np.array([float(v) for v in exact])
-            ok = bool(np.all(np.abs(got - hi_) <= testing.allowed_error(op, np.float64, x, hi_)))
+            exact64 = np.array([float(v) for v in exact])
+            ok = bool(np.all(np.abs(got - exact64) <= testing.allowed_error(op, np.float64, x, exact64)))
             b = testing.bound(op, np.float64, "tail" if hi <= testing.TAIL else "bulk")
             peers = {k: float(np.max(testing.ulp_error(v, exact, np.float64)))
                      for k, v in _peer_results_f64(op, x).items()}
