@@ -1,0 +1,45 @@
+"""gelu_ext for PyTorch: custom ops with autograd, a functional API, modules,
+and ``patch_model`` for a loaded (Hugging Face) model.
+
+Optional: ``pip install 'gelu_ext[torch]'``; ``import gelu_ext`` never
+imports torch.  Three ways in:
+
+* functional, with ``torch.nn.functional``'s names and signatures:
+  ``gelu_ext.torch.functional.gelu(x, approximate="none")``, ``silu``,
+  ``relu``, ``quick_gelu``, and the fused ``swiglu(gate, up)``,
+  ``geglu(gate, up, approximate)``, ``gelu(x, bias=b)``;
+* modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
+  ``SiLU``, ``QuickGELU``, ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
+* ``patch_model(model)``: every activation submodule gelu_ext computes
+  swapped in place for its module; ``unpatch_model(model)`` undoes it.
+
+The ops themselves are ``torch.ops.gelu_ext.<name>`` (``OPS``): CPU tensors of
+float16, bfloat16, float32 and float64, any strides, with fake kernels
+(``torch.compile(fullgraph=True)``, ``torch.export``) and autograd whose
+backward is itself an op.  Their bits are the NumPy ufuncs' bits.
+
+Threads: the kernels run on gelu_ext's own pool (``gelu_ext.get_num_threads``),
+not on torch's intra-op threads, which are idle while an op runs; to give
+both the same budget, ``gelu_ext.set_num_threads(torch.get_num_threads())``.
+
+>>> import torch
+>>> from gelu_ext.torch import functional as GF
+>>> x = torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64, requires_grad=True)
+>>> y = GF.gelu(x)
+>>> y.sum().backward()
+>>> x.grad
+tensor([-0.0833,  0.5000,  1.0852], dtype=torch.float64)
+"""
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as e:      # pragma: no cover - exercised where torch is absent
+    raise ImportError("gelu_ext.torch needs PyTorch: pip install 'gelu_ext[torch]' "
+                      "(or torch itself)") from e
+
+from ._ops import OPS
+from . import functional
+from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP
+from ._patch import patch_model, unpatch_model, PatchReport
+
+__all__ = ["OPS", "functional", "GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
+           "GatedMLP", "patch_model", "unpatch_model", "PatchReport"]

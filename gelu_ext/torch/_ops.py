@@ -1,0 +1,255 @@
+"""gelu_ext's ufuncs as PyTorch custom ops (``torch.ops.gelu_ext.*``).
+
+Design:
+
+* One table, ``_OPS``: each row is an op of the ``gelu_ext`` namespace, its
+  schema, the ufuncs that compute it and (for a forward op) the gradient op
+  its backward calls.  Registration loops over the table; nothing below names
+  an op.
+* The kernel is the NumPy ufunc itself, called on ``Tensor.numpy()`` views
+  (shared memory, any strides, float16 included) with ``out=`` a fresh
+  ``torch.empty_like``: one implementation for NumPy and PyTorch, so the
+  results are the ufuncs' bits by construction.  bfloat16 has no NumPy
+  dtype: its tensors are viewed as int16 and then as ml_dtypes' bfloat16
+  (still shared memory), which runs the ufuncs' bfloat16 loops.  Without
+  ml_dtypes a bfloat16 operand is a TypeError saying so: a float32 detour
+  would not give the same bits for the fused and gradient ops, whose
+  bfloat16 loops round the activation before the product as the unfused
+  bfloat16 composition does (``gelu_ext[torch]`` installs ml_dtypes).
+* The fake kernel (``torch.compile``, ``torch.export``, meta tensors)
+  allocates the output with the same function as the real kernel
+  (``_new_output``), so shapes, dtypes and strides agree by construction.
+* Autograd: each forward op's backward calls a gradient op (itself a custom
+  op, so ``torch.compile`` traces the backward too); a broadcast operand's
+  gradient is summed back to its shape with ``sum_to_size``, as autograd
+  does for torch's own broadcasting ops.  The gradient ops are not
+  differentiable again: their backward raises, naming the op (double
+  backward, e.g. for gradient penalties, needs torch's own functions).
+* Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
+  are promoted as torch promotes them (``torch.result_type``) before the
+  kernel runs, so ``(float32, float64)`` computes in float64.  Anything else
+  is a ``TypeError`` naming the argument, raised before any output exists.
+"""
+import numpy as np
+import torch
+
+from .. import _ufuncs
+
+NS = "gelu_ext"
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_APPROXIMATE = {"none": "erf", "tanh": "tanh"}
+
+
+def check_approximate(approximate):
+    if approximate not in _APPROXIMATE:
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _APPROXIMATE[approximate]
+
+
+# ------------------------------------------------------------ the kernels --
+
+_BF16 = []          # [ml_dtypes' bfloat16 NumPy dtype or None], looked up once
+
+
+def _bfloat16_dtype():
+    if not _BF16:
+        _BF16.append(_ufuncs._bfloat16()[0])
+    return _BF16[0]
+
+
+def _as_numpy(t, bf16):
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(bf16)
+    return t.numpy()
+
+
+def _result_dtype(names, tensors):
+    dt = tensors[0].dtype
+    for name, t in zip(names, tensors):
+        if t.dtype not in _FLOATS:
+            raise TypeError(f"{name} must be a float16, bfloat16, float32 or float64 tensor, "
+                            f"got {t.dtype}")
+        if t.dtype != dt:
+            dt = torch.promote_types(dt, t.dtype)
+    if dt == torch.bfloat16 and _bfloat16_dtype() is None:
+        raise TypeError(f"bfloat16 tensors need ml_dtypes, which gives the ufuncs their "
+                        f"bfloat16 loops: pip install 'gelu_ext[torch]' (or ml_dtypes); "
+                        f"{_ufuncs._bfloat16()[1]}")
+    return dt
+
+
+def _new_output(tensors, dtype):
+    """The output of an op over ``tensors``: like the first operand (its
+    strides kept, as ``torch.empty_like``) when it has the broadcast shape,
+    else a C-contiguous tensor of the broadcast shape."""
+    x = tensors[0]
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    if shape == x.shape:
+        return torch.empty_like(x, dtype=dtype)
+    return x.new_empty(shape, dtype=dtype)
+
+
+def _run(ufuncs, names, tensors):
+    """``ufunc(*tensors)`` for each ufunc of ``ufuncs``, each into a new
+    tensor; the ufuncs' own operand lists are index tuples into ``tensors``."""
+    dt = _result_dtype(names, [tensors[i] for i in range(len(names))])
+    args = [t.to(dt) for t in tensors]      # no copy where the dtype is already dt
+    outs = [_new_output([args[i] for i in idx], dt) for _, idx in ufuncs]
+    bf16 = _bfloat16_dtype() if dt == torch.bfloat16 else None
+    views = [_as_numpy(a, bf16) for a in args]
+    for (uf, idx), o in zip(ufuncs, outs):
+        uf(*(views[i] for i in idx), out=_as_numpy(o, bf16))
+    return outs
+
+
+def _fake(ufuncs, names, tensors):
+    dt = _result_dtype(names, tensors)
+    return [_new_output([tensors[i] for i in idx], dt) for _, idx in ufuncs]
+
+
+# -------------------------------------------------------------- the table --
+# name -> (schema, [(ufunc name or {approximate: ufunc name}, operand indices)],
+#          tensor argument names, backward)
+# A backward is (gradient op, which forward inputs it takes): its result(s)
+# are the gradients of the forward's tensor inputs, in order.
+
+def _g(base):
+    """{approximate: ufunc} for a GELU-family ufunc name with '{}' for erf/tanh."""
+    return {a: getattr(_ufuncs, base.format(k)) for a, k in _APPROXIMATE.items()}
+
+
+def _u(name):
+    return getattr(_ufuncs, name)
+
+
+_UNARY = "(Tensor x) -> Tensor"
+_OPS = {
+    # forward ops
+    "gelu": ("(Tensor x, str approximate='none') -> Tensor",
+             [(_g("gelu_{}"), (0,))], ("x",), "gelu_grad"),
+    "gelu_bias": ("(Tensor x, Tensor bias, str approximate='none') -> Tensor",
+                  [(_g("gelu_{}_bias"), (0, 1))], ("x", "bias"), "gelu_bias_grad"),
+    "relu": (_UNARY, [(_u("relu"), (0,))], ("x",), "relu_grad"),
+    "silu": (_UNARY, [(_u("silu"), (0,))], ("x",), "silu_grad"),
+    "quick_gelu": (_UNARY, [(_u("quick_gelu"), (0,))], ("x",), "quick_gelu_grad"),
+    "swiglu": ("(Tensor gate, Tensor up) -> Tensor",
+               [(_u("swiglu"), (0, 1))], ("gate", "up"), "swiglu_grad"),
+    "geglu": ("(Tensor gate, Tensor up, str approximate='none') -> Tensor",
+              [(_g("geglu_{}"), (0, 1))], ("gate", "up"), "geglu_grad"),
+    # gradient ops: d(input) at the broadcast shape of all operands
+    "gelu_grad": ("(Tensor x, Tensor grad, str approximate='none') -> Tensor",
+                  [(_g("gelu_{}_grad"), (0, 1))], ("x", "grad"), None),
+    "gelu_bias_grad": ("(Tensor x, Tensor bias, Tensor grad, str approximate='none') -> Tensor",
+                       [(_g("gelu_{}_bias_grad"), (0, 2, 1))], ("x", "bias", "grad"), None),
+    "relu_grad": ("(Tensor x, Tensor grad) -> Tensor",
+                  [(_u("relu_grad"), (0, 1))], ("x", "grad"), None),
+    "silu_grad": ("(Tensor x, Tensor grad) -> Tensor",
+                  [(_u("silu_grad"), (0, 1))], ("x", "grad"), None),
+    "quick_gelu_grad": ("(Tensor x, Tensor grad) -> Tensor",
+                        [(_u("quick_gelu_grad"), (0, 1))], ("x", "grad"), None),
+    # gated: (d_gate, d_up) = (dgate(gate, up, grad), act(gate) * grad)
+    "swiglu_grad": ("(Tensor gate, Tensor up, Tensor grad) -> (Tensor, Tensor)",
+                    [(_u("swiglu_dgate"), (0, 1, 2)), (_u("swiglu"), (0, 2))],
+                    ("gate", "up", "grad"), None),
+    "geglu_grad": ("(Tensor gate, Tensor up, Tensor grad, str approximate='none') -> (Tensor, Tensor)",
+                   [(_g("geglu_{}_dgate"), (0, 1, 2)), (_g("geglu_{}"), (0, 2))],
+                   ("gate", "up", "grad"), None),
+}
+
+
+def _pick(ufuncs, approximate):
+    """The row's (ufunc, indices) list with the approximate chosen."""
+    if approximate is None:
+        return ufuncs
+    check_approximate(approximate)
+    return [(uf[approximate], idx) for uf, idx in ufuncs]
+
+
+def _make(name, row):
+    schema, ufuncs, names, _ = row
+    has_approximate = "approximate" in schema
+    single = "-> Tensor" in schema
+    n = len(names)
+
+    def split(args, kwargs):
+        # torch passes the schema's arguments positionally or by keyword
+        approximate = None
+        if has_approximate:
+            approximate = kwargs["approximate"] if "approximate" in kwargs else (
+                args[n] if len(args) > n else "none")
+        return args[:n], approximate
+
+    def kernel(*args, **kwargs):
+        tensors, approximate = split(args, kwargs)
+        outs = _run(_pick(ufuncs, approximate), names, tensors)
+        return outs[0] if single else tuple(outs)
+
+    def fake(*args, **kwargs):
+        tensors, approximate = split(args, kwargs)
+        outs = _fake(_pick(ufuncs, approximate), names, tensors)
+        return outs[0] if single else tuple(outs)
+
+    kernel.__name__ = name
+    kernel.__doc__ = f"gelu_ext's {name} ufunc(s) over CPU tensors."
+    op = torch.library.custom_op(f"{NS}::{name}", kernel, mutates_args=(),
+                                 device_types="cpu", schema=schema)
+    op.register_fake(fake)
+    return op
+
+
+OPS = {name: _make(name, row) for name, row in _OPS.items()}
+
+
+# --------------------------------------------------------------- autograd --
+
+def _setup_context(ctx, inputs, output):
+    n = sum(isinstance(a, torch.Tensor) for a in inputs)
+    ctx.save_for_backward(*inputs[:n])
+    ctx.extra = tuple(inputs[n:])           # approximate, where the op has it
+
+
+def _reduce(grad, t):
+    """``grad`` (at the broadcast shape) summed to ``t``'s shape and dtype."""
+    if grad.shape != t.shape:
+        grad = grad.sum_to_size(t.shape)
+    return grad.to(t.dtype)
+
+
+def _backward_for(name, row):
+    grad_op = OPS[row[3]]
+
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        if name in ("swiglu", "geglu"):
+            gate, up = saved
+            d_gate, d_up = grad_op(gate, up, grad, *ctx.extra)
+            return (_reduce(d_gate, gate), _reduce(d_up, up), *(None for _ in ctx.extra))
+        if name == "gelu_bias":
+            x, bias = saved
+            d = grad_op(x, bias, grad, *ctx.extra)
+            return (_reduce(d, x), _reduce(d, bias), *(None for _ in ctx.extra))
+        (x,) = saved
+        return (_reduce(grad_op(x, grad, *ctx.extra), x), *(None for _ in ctx.extra))
+
+    return backward
+
+
+def _no_double_backward(name):
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"torch.ops.{NS}.{name} (a first derivative) has no derivative of its own: double "
+            "backward through gelu_ext ops is not supported; use torch.nn.functional's "
+            "activations where second derivatives are needed (e.g. gradient penalties)")
+    return backward
+
+
+def _no_save(ctx, inputs, output):
+    pass
+
+
+for _name, _row in _OPS.items():
+    if _row[3] is not None:
+        OPS[_name].register_autograd(_backward_for(_name, _row), setup_context=_setup_context)
+    else:
+        OPS[_name].register_autograd(_no_double_backward(_name), setup_context=_no_save)

@@ -1,0 +1,109 @@
+"""Functions with ``torch.nn.functional``'s names and signatures, on gelu_ext's ops.
+
+A CPU tensor of a float dtype runs ``torch.ops.gelu_ext.*`` (autograd,
+``torch.compile`` and ``torch.export`` included).  A tensor on another device
+(CUDA, MPS, meta, ...) goes to torch's own function, so a model moved off the
+CPU keeps working; gelu_ext has no kernels there.
+
+``inplace=True`` (``relu``, ``silu``) computes into a new tensor and copies it
+back into ``input`` (``Tensor.copy_``, recorded by autograd like torch's
+in-place ops): the values torch's in-place form gives, not its memory saving.
+"""
+import torch
+import torch.nn.functional as F
+
+from ._ops import check_approximate
+
+__all__ = ["gelu", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
+
+_ops = torch.ops.gelu_ext
+
+
+def _ours(*tensors):
+    # device.type is "cpu" for FakeTensors of CPU tensors too (torch.compile,
+    # torch.export), so tracing sees our op; a meta tensor goes to torch.
+    return all(t.device.type == "cpu" for t in tensors)
+
+
+def _check_tensor(name, t):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+
+
+def gelu(input, approximate="none", *, bias=None):
+    """GELU of ``input``, as ``torch.nn.functional.gelu``: exact ``x Phi(x)``
+    (<= 1 ULP in float32, also in the negative tail) or the tanh form.
+
+    ``bias`` (gelu_ext's addition) computes ``gelu(input + bias)`` in one pass,
+    ``bias`` broadcasting against ``input``; its gradient is summed over the
+    broadcast axes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gelu_ext.torch import functional as GF
+    >>> GF.gelu(torch.tensor([-1.0, 2.0], dtype=torch.float64))
+    tensor([-0.1587,  1.9545], dtype=torch.float64)
+    """
+    _check_tensor("input", input)
+    check_approximate(approximate)
+    if bias is None:
+        if not _ours(input):
+            return F.gelu(input, approximate=approximate)
+        return _ops.gelu(input, approximate)
+    _check_tensor("bias", bias)
+    if not _ours(input, bias):
+        return F.gelu(input + bias, approximate=approximate)
+    return _ops.gelu_bias(input, bias, approximate)
+
+
+def _inplace(input, result):
+    return input.copy_(result)
+
+
+def relu(input, inplace=False):
+    """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
+    _check_tensor("input", input)
+    if not _ours(input):
+        return F.relu(input, inplace=inplace)
+    result = _ops.relu(input)
+    return _inplace(input, result) if inplace else result
+
+
+def silu(input, inplace=False):
+    """SiLU (swish), ``input * sigmoid(input)``, as ``torch.nn.functional.silu``."""
+    _check_tensor("input", input)
+    if not _ours(input):
+        return F.silu(input, inplace=inplace)
+    result = _ops.silu(input)
+    return _inplace(input, result) if inplace else result
+
+
+def quick_gelu(input):
+    """Quick GELU, ``input * sigmoid(1.702 input)`` (CLIP; Hugging Face's ``quick_gelu``)."""
+    _check_tensor("input", input)
+    if not _ours(input):
+        return input * torch.sigmoid(1.702 * input)
+    return _ops.quick_gelu(input)
+
+
+def swiglu(gate, up):
+    """SwiGLU in one pass: ``silu(gate) * up`` (LLaMA's MLP:
+    ``down_proj(swiglu(gate_proj(x), up_proj(x)))``); ``gate`` and ``up``
+    broadcast, and a broadcast operand's gradient is summed back to its shape."""
+    _check_tensor("gate", gate)
+    _check_tensor("up", up)
+    if not _ours(gate, up):
+        return F.silu(gate) * up
+    return _ops.swiglu(gate, up)
+
+
+def geglu(gate, up, approximate="none"):
+    """GEGLU in one pass: ``gelu(gate, approximate) * up``; see ``swiglu``."""
+    _check_tensor("gate", gate)
+    _check_tensor("up", up)
+    check_approximate(approximate)
+    if not _ours(gate, up):
+        return F.gelu(gate, approximate=approximate) * up
+    return _ops.geglu(gate, up, approximate)
+

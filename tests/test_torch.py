@@ -1,0 +1,544 @@
+"""gelu_ext.torch: the custom ops, the functional API, the modules, patch_model.
+
+The ops' bits are the NumPy ufuncs' bits (the oracle of every other test
+file), so here the ufuncs are the reference: every op x dtype is compared
+bit for bit with its ufunc, special values included.  Beyond that: what
+PyTorch itself checks of a custom op (``torch.library.opcheck``: schema,
+autograd registration, fake tensors, eager vs compiled, on 0-d, empty,
+transposed, sliced and broadcast inputs, with and without
+``requires_grad``), ``gradcheck`` in float64, ``torch.compile`` and
+``torch.export``, and a real pretrained model (all-MiniLM-L6-v2, when its
+wheel and transformers are installed) patched and unpatched.
+"""
+import copy
+import io
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip install '.[torch]')")
+
+import gelu_ext                                            # noqa: E402
+from gelu_ext.torch import functional as GF                # noqa: E402
+from gelu_ext.torch import _ops                            # noqa: E402
+import gelu_ext.torch as gt                                # noqa: E402
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+DT_IDS = ["f16", "bf16", "f32", "f64"]
+ops = torch.ops.gelu_ext
+
+# op name -> (tensor argument names, extra args); the forward ops first
+FORWARD = {"gelu": ("none",), "relu": (), "silu": (), "quick_gelu": (),
+           "gelu_bias": ("tanh",), "swiglu": (), "geglu": ("none",)}
+GRADS = {"gelu_grad": ("tanh",), "relu_grad": (), "silu_grad": (), "quick_gelu_grad": (),
+         "gelu_bias_grad": ("none",), "swiglu_grad": (), "geglu_grad": ("tanh",)}
+ALL = {**FORWARD, **GRADS}
+LAYOUTS = ["contiguous", "0-d", "empty", "transposed", "sliced", "broadcast"]
+
+
+def nin(name):
+    return len(_ops._OPS[name][2])
+
+
+def make(shape, dtype, seed, scale=3.0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+def operands(name, layout, dtype, requires_grad=False):
+    """The op's tensor operands in one of LAYOUTS."""
+    n = nin(name)
+    if layout == "contiguous":
+        ts = [make((3, 5), dtype, i) for i in range(n)]
+    elif layout == "0-d":
+        ts = [make((), dtype, i) for i in range(n)]
+    elif layout == "empty":
+        ts = [make((0, 5), dtype, i) for i in range(n)]
+    elif layout == "transposed":
+        ts = [make((5, 3), dtype, i).t() for i in range(n)]
+    elif layout == "sliced":
+        ts = [make((6, 9), dtype, i)[::2, 1::2] for i in range(n)]
+    else:       # broadcast: the second operand a row; a unary op's input expanded
+        ts = ([make((5,), dtype, 0).expand(3, 5)] if n == 1 else
+              [make((3, 5), dtype, 0), make((5,), dtype, 1)] + [make((3, 5), dtype, i)
+                                                               for i in range(2, n)])
+    if requires_grad:
+        ts = [t.detach().requires_grad_() for t in ts]
+    return ts
+
+
+def bits(t):
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().copy()
+    return t.numpy().view({2: np.int16, 4: np.int32, 8: np.int64}[t.element_size()]).copy()
+
+
+# ------------------------------------------------------------------ opcheck --
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", list(ALL))
+def test_opcheck(name, layout, dtype):
+    """All of opcheck's tests; the forward ops with and without requires_grad
+    (the gradient ops are not differentiable: see test_double_backward)."""
+    grads = (False, True) if name in FORWARD else (False,)
+    for rg in grads:
+        args = (*operands(name, layout, dtype, rg), *ALL[name])
+        result = torch.library.opcheck(getattr(ops, name).default, args)
+        assert set(result.values()) == {"SUCCESS"}, (rg, result)
+
+
+# -------------------------------------------------------- bits vs the ufuncs --
+
+SPECIALS = [0.0, -0.0, 1.0, -1.0, 2.0, -0.75, 1e-30, -1e-30, 3e-39, -3e-39, 5.0, -5.0, -10.0,
+            -13.0, -20.0, -30.0, -40.0, 40.0, 1e30, -1e30, float("inf"), float("-inf"),
+            float("nan")]
+
+
+def special_and_random(dtype, seed, n=257):
+    x = torch.cat([torch.tensor(SPECIALS, dtype=torch.float64),
+                   make((n,), torch.float64, seed, scale=4.0)]).to(dtype)
+    return x
+
+
+def ufunc_reference(name, tensors, extra):
+    """The same computation through the NumPy ufuncs (gelu_ext's public API)."""
+    dt = tensors[0].dtype
+    if dt == torch.bfloat16:
+        import ml_dtypes
+        arrs = [t.detach().view(torch.int16).numpy().view(ml_dtypes.bfloat16) for t in tensors]
+    else:
+        arrs = [t.detach().numpy() for t in tensors]
+    a = extra[0] if extra else "none"
+    res = {"gelu": lambda x: gelu_ext.fast_gelu(x, a),
+           "relu": gelu_ext.relu, "silu": gelu_ext.silu, "quick_gelu": gelu_ext.quick_gelu,
+           "gelu_bias": lambda x, b: gelu_ext.fast_gelu(x, a, bias=b),
+           "swiglu": gelu_ext.swiglu, "geglu": lambda g, u: gelu_ext.geglu(g, u, a),
+           "gelu_grad": lambda x, g: gelu_ext.fast_gelu_grad(x, g, a),
+           "relu_grad": gelu_ext.relu_grad, "silu_grad": gelu_ext.silu_grad,
+           "quick_gelu_grad": gelu_ext.quick_gelu_grad,
+           "gelu_bias_grad": lambda x, b, g: gelu_ext.fast_gelu_grad(x, g, a, bias=b),
+           "swiglu_grad": lambda g, u, d: (gelu_ext.swiglu_dgate(g, u, d), gelu_ext.swiglu(g, d)),
+           "geglu_grad": lambda g, u, d: (getattr(gelu_ext, f"geglu_{'erf' if a == 'none' else 'tanh'}_dgate")(g, u, d),
+                                          gelu_ext.geglu(g, d, a)),
+           }[name](*arrs)
+    res = res if isinstance(res, tuple) else (res,)
+    if dt == torch.bfloat16:
+        return [np.asarray(r).view(np.int16) for r in res]
+    return [np.asarray(r).view({2: np.int16, 4: np.int32, 8: np.int64}[np.asarray(r).itemsize])
+            for r in res]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
+@pytest.mark.parametrize("name", list(ALL))
+def test_bit_identical_to_the_ufuncs(name, dtype):
+    n = nin(name)
+    tensors = [special_and_random(dtype, seed) for seed in range(n)]
+    # every special value against every other in the binary ops: roll the rest
+    tensors = [tensors[0]] + [torch.roll(t, 7 * i) for i, t in enumerate(tensors[1:], 1)]
+    before = [bits(t) for t in tensors]
+    out = getattr(ops, name)(*tensors, *ALL[name])
+    out = out if isinstance(out, tuple) else (out,)
+    for got, want in zip(out, ufunc_reference(name, tensors, ALL[name])):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(bits(got), want)
+        for t in tensors:                                  # a new tensor, never an input
+            assert got.untyped_storage().data_ptr() != t.untyped_storage().data_ptr()
+    for t, b in zip(tensors, before):                      # inputs untouched
+        np.testing.assert_array_equal(bits(t), b)
+
+
+def test_bfloat16_without_ml_dtypes_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(_ops, "_BF16", [None])
+    with pytest.raises(TypeError, match=r"bfloat16 tensors need ml_dtypes.*gelu_ext\[torch\]"):
+        GF.gelu(torch.zeros(3, dtype=torch.bfloat16))
+    GF.gelu(torch.zeros(3))                                # other dtypes unaffected
+
+
+def test_mixed_dtypes_promote_as_torch_does():
+    g, u = make((4, 6), torch.float32, 0), make((6,), torch.float64, 1)
+    got = GF.swiglu(g, u)
+    assert got.dtype == torch.result_type(g, u) == torch.float64
+    np.testing.assert_array_equal(bits(got), bits(GF.swiglu(g.double(), u)))
+
+
+def test_strides_kept_no_copy_for_dense_input():
+    x = make((4, 6), torch.float32, 0).t()
+    y = GF.gelu(x)
+    assert y.stride() == x.stride() and y.shape == x.shape
+    np.testing.assert_array_equal(bits(y), bits(GF.gelu(x.contiguous())))
+
+
+# ------------------------------------------------------------- autograd --
+
+def f64(shape, seed, rg=True):
+    return make(shape, torch.float64, seed, scale=2.0).requires_grad_(rg)
+
+
+GRADCHECK = {
+    "gelu": lambda: (lambda x: GF.gelu(x), (f64((3, 4), 0),)),
+    "gelu tanh": lambda: (lambda x: GF.gelu(x, "tanh"), (f64((3, 4), 0),)),
+    "gelu bias (broadcast)": lambda: (lambda x, b: GF.gelu(x, bias=b), (f64((3, 4), 0), f64((4,), 1))),
+    "gelu tanh bias (x broadcast)": lambda: (lambda x, b: GF.gelu(x, "tanh", bias=b),
+                                             (f64((1, 4), 0), f64((3, 4), 1))),
+    "relu": lambda: (GF.relu, (f64((3, 4), 0),)),
+    "silu": lambda: (GF.silu, (f64((3, 4), 0),)),
+    "quick_gelu": lambda: (GF.quick_gelu, (f64((3, 4), 0),)),
+    "swiglu": lambda: (GF.swiglu, (f64((3, 4), 0), f64((3, 4), 1))),
+    "swiglu (up broadcast)": lambda: (GF.swiglu, (f64((2, 3, 4), 0), f64((3, 1), 1))),
+    "geglu": lambda: (GF.geglu, (f64((3, 4), 0), f64((3, 4), 1))),
+    "geglu tanh (gate broadcast)": lambda: (lambda g, u: GF.geglu(g, u, "tanh"),
+                                            (f64((4,), 0), f64((3, 4), 1))),
+}
+
+
+@pytest.mark.parametrize("case", list(GRADCHECK))
+def test_gradcheck_float64(case):
+    fn, args = GRADCHECK[case]()
+    assert torch.autograd.gradcheck(fn, args)
+
+
+@pytest.mark.parametrize("name", list(FORWARD))
+def test_gradients_dtype_and_shape(name):
+    """Gradients come back in each operand's dtype and shape (bfloat16 too)."""
+    ts = operands(name, "broadcast", torch.bfloat16, requires_grad=True)
+    out = getattr(ops, name)(*ts, *FORWARD[name])
+    out.sum().backward()
+    for t in ts:
+        assert t.grad.dtype == torch.bfloat16 and t.grad.shape == t.shape
+
+
+def test_double_backward_raises_saying_so():
+    x = f64((5,), 0)
+    (g,) = torch.autograd.grad(GF.gelu(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward through gelu_ext ops is not supported"):
+        g.sum().backward()
+
+
+def test_relu_zero_gradient_at_zero_as_torch():
+    x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    GF.relu(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_grad_modes(mode):
+    x = make((8, 16), torch.float32, 0)
+    with getattr(torch, mode)():
+        y = GF.gelu(x)
+    assert not y.requires_grad
+    np.testing.assert_array_equal(bits(y), gelu_ext.fast_gelu(x.numpy()).view(np.int32))
+
+
+def test_bfloat16_autocast():
+    """CPU autocast leaves custom ops uncast; bfloat16 activations from the
+    autocast Linear simply run the bfloat16 loops."""
+    lin = torch.nn.Linear(16, 32)
+    x = make((4, 16), torch.float32, 0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = lin(x)
+        y = GF.gelu(h)
+    assert h.dtype == y.dtype == torch.bfloat16
+    np.testing.assert_array_equal(bits(y), bits(ops.gelu(h.detach())))
+
+
+# ----------------------------------------------------------- compile, export --
+
+class Block(torch.nn.Module):
+    """Every forward op once, in a small FFN-like block."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.b = torch.nn.Linear(8, 16)
+        self.bias = torch.nn.Parameter(torch.randn(16))
+
+    def forward(self, x):
+        g, u = self.a(x), self.b(x)
+        y = GF.swiglu(g, u) + GF.geglu(g, u, "tanh") + GF.gelu(g, bias=self.bias)
+        return (GF.gelu(y) + GF.relu(y) + GF.silu(y) + GF.quick_gelu(y) + GF.gelu(y, "tanh")).sum(-1)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compile_fullgraph_equals_eager(dynamic):
+    torch.manual_seed(0)
+    m = Block()
+    x = torch.randn(5, 8)
+    eager = m(x)
+    eager.sum().backward()
+    g_eager = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    torch._dynamo.reset()
+    compiled = torch.compile(m, fullgraph=True, dynamic=dynamic, backend="aot_eager")
+    got = compiled(x)
+    got.sum().backward()
+    torch.testing.assert_close(got, eager, rtol=0, atol=0)
+    for p, g in zip(m.parameters(), g_eager):
+        torch.testing.assert_close(p.grad, g, rtol=0, atol=0)
+
+
+def test_export_one_node_per_op_and_reload_in_a_fresh_process(tmp_path):
+    m = torch.nn.Sequential(torch.nn.Linear(8, 16), gt.GELU(), torch.nn.Linear(16, 16), gt.SiLU())
+    x = torch.randn(4, 8)
+    ep = torch.export.export(m, (x,))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert targets.count("gelu_ext.gelu.default") == 1, targets
+    assert targets.count("gelu_ext.silu.default") == 1, targets
+    path = tmp_path / "m.pt2"
+    torch.export.save(ep, str(path))
+    torch.save(x, tmp_path / "x.pt")
+    torch.save(m(x).detach(), tmp_path / "y.pt")
+    code = textwrap.dedent(f"""
+        import torch, gelu_ext.torch
+        ep = torch.export.load({str(path)!r})
+        x, y = torch.load({str(tmp_path / 'x.pt')!r}), torch.load({str(tmp_path / 'y.pt')!r})
+        assert torch.equal(ep.module()(x), y)
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+# ------------------------------------------------------- API, devices, errors --
+
+def test_import_gelu_ext_never_imports_torch():
+    code = "import sys, gelu_ext; print('torch' in sys.modules)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
+@pytest.mark.parametrize("call", ["gelu", "gelu bias", "relu", "silu", "quick_gelu", "swiglu", "geglu"])
+def test_meta_tensors_go_to_torch(call):
+    x = torch.empty(3, 4, device="meta")
+    out = {"gelu": lambda: GF.gelu(x, "tanh"), "gelu bias": lambda: GF.gelu(x, bias=x[0]),
+           "relu": lambda: GF.relu(x), "silu": lambda: GF.silu(x),
+           "quick_gelu": lambda: GF.quick_gelu(x), "swiglu": lambda: GF.swiglu(x, x),
+           "geglu": lambda: GF.geglu(x, x)}[call]()
+    assert out.device.type == "meta" and out.shape == (3, 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int8, torch.bool, torch.complex64])
+def test_non_float_tensors_rejected_naming_the_argument(dtype):
+    x = torch.zeros(3, dtype=dtype)
+    with pytest.raises(TypeError, match=r"x must be a float16, bfloat16, float32 or float64 tensor"):
+        ops.gelu(x)
+    with pytest.raises(TypeError, match=r"up must be a float16"):
+        GF.swiglu(torch.zeros(3), x)
+
+
+def test_bad_approximate_and_non_tensors():
+    with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh', got 'fast'"):
+        GF.gelu(torch.zeros(3), "fast")
+    with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh'"):
+        gt.GELU("erf")
+    with pytest.raises(TypeError, match=r"input must be a torch.Tensor, got ndarray"):
+        GF.gelu(np.zeros(3))
+
+
+def test_inplace_forms():
+    x = make((4, 5), torch.float32, 0)
+    want = GF.silu(x)
+    y = x.clone()
+    assert GF.silu(y, inplace=True) is y
+    np.testing.assert_array_equal(bits(y), bits(want))
+    assert gt.ReLU(inplace=True)(y) is y
+
+
+def test_modules_match_functional_and_pickle():
+    x = make((4, 5), torch.float32, 0)
+    for mod, fn in [(gt.GELU("tanh"), lambda t: GF.gelu(t, "tanh")), (gt.SiLU(), GF.silu),
+                    (gt.ReLU(), GF.relu), (gt.QuickGELU(), GF.quick_gelu)]:
+        for m in (mod, pickle.loads(pickle.dumps(mod)), copy.deepcopy(mod)):
+            np.testing.assert_array_equal(bits(m(x)), bits(fn(x)))
+    assert repr(gt.GELU("tanh")) == "GELU(approximate='tanh')"
+
+
+# -------------------------------------------------------------- patch_model --
+
+def small_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(),
+                               torch.nn.Linear(32, 32), torch.nn.GELU(approximate="tanh"),
+                               torch.nn.Linear(32, 32), torch.nn.SiLU(), torch.nn.ReLU(),
+                               torch.nn.Linear(32, 4), torch.nn.Tanh())
+
+
+def test_patch_model_swaps_reports_and_undoes_bit_for_bit(tmp_path):
+    m = small_model()
+    x = torch.randn(16, 8)
+    before = m(x).detach()
+    keys = {k: v.clone() for k, v in m.state_dict().items()}
+    report = gt.patch_model(m)
+    assert [(r.name, type(r.old).__name__, repr(r.new)) for r in report.replaced] == [
+        ("1", "GELU", "GELU(approximate='none')"), ("3", "GELU", "GELU(approximate='tanh')"),
+        ("5", "SiLU", "SiLU()"), ("6", "ReLU", "ReLU()")]
+    assert [(s.name, type(s.module).__name__) for s in report.skipped] == [("8", "Tanh")]
+    assert isinstance(m[1], gt.GELU)
+    patched = m(x).detach()
+    torch.testing.assert_close(patched, before, rtol=1e-5, atol=1e-6)
+    # state_dict, torch.save, deepcopy, train/eval keep working
+    assert list(m.state_dict()) == list(keys)
+    buf = io.BytesIO()
+    torch.save(m, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    np.testing.assert_array_equal(bits(loaded(x)), bits(patched))
+    np.testing.assert_array_equal(bits(copy.deepcopy(m)(x)), bits(patched))
+    m.train()
+    assert m[1].training
+    m.eval()
+    assert not m[1].training
+    assert gt.patch_model(m).replaced == []                # patching twice changes nothing
+    assert gt.unpatch_model(m) == ["1", "3", "5", "6"]
+    assert type(m[1]) is torch.nn.GELU and not m[1].training
+    np.testing.assert_array_equal(bits(m(x)), bits(before))
+    # the unpatched copy restores too
+    assert gt.unpatch_model(loaded) == ["1", "3", "5", "6"]
+    np.testing.assert_array_equal(bits(loaded(x)), bits(before))
+
+
+def test_patch_model_shared_module_and_errors():
+    act = torch.nn.GELU()
+    m = torch.nn.Sequential(torch.nn.Linear(4, 4), act, torch.nn.Linear(4, 4), act)
+    gt.patch_model(m)
+    assert m[1] is m[3] and isinstance(m[1], gt.GELU)
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
+        gt.patch_model(object())
+    with pytest.raises(ValueError, match="replace_with must be None or one of"):
+        gt.patch_model(m, replace_with="tanh")
+
+
+def test_patch_model_replace_with_relu():
+    m = small_model()
+    report = gt.patch_model(m, replace_with="relu")
+    assert all(type(r.new) is gt.ReLU for r in report.replaced) and len(report) == 4
+
+
+# ------------------------------------------------------- transformers models --
+
+transformers_needed = pytest.mark.skipif(
+    not all(__import__("importlib").util.find_spec(m) for m in ("transformers",)),
+    reason="transformers is not installed")
+
+
+@transformers_needed
+def test_every_hidden_act_class_mapped_or_reported():
+    from transformers.activations import ACT2FN
+    from gelu_ext._activation import supported_names
+    for hf_name in ACT2FN:
+        try:
+            act = ACT2FN[hf_name]
+        except Exception:                          # e.g. an activation needing a package
+            continue
+        m = torch.nn.Sequential(act)
+        report = gt.patch_model(m)
+        if hf_name in supported_names():
+            assert len(report.replaced) == 1, hf_name
+            x = torch.linspace(-6, 6, 301, dtype=torch.float64)
+            np.testing.assert_allclose(m(x).numpy(), act(x).numpy(), rtol=1e-6, atol=1e-9)
+        elif report.skipped:
+            assert report.skipped[0].reason, hf_name
+    m = torch.nn.Sequential(ACT2FN["gelu_10"])
+    report = gt.patch_model(m)
+    assert report.replaced == [] and "clips" in report.skipped[0].reason
+
+
+def minilm_or_skip():
+    pytest.importorskip("transformers")
+    from gelu_ext.jobs import bert
+    try:
+        model_dir = bert.check_model_dir(bert.default_model_dir())
+    except Exception as e:
+        pytest.skip(f"the all-MiniLM-L6-v2 wheel is not installed ({e})")
+    import transformers
+    transformers.logging.set_verbosity_error()
+    model = transformers.BertModel.from_pretrained(str(model_dir), local_files_only=True,
+                                                   attn_implementation="eager").eval()
+    tok = bert.load_tokenizer(model_dir, 128)
+    ids, mask, types = bert.tokenize(tok, bert.FIDELITY_SENTENCES)
+    batch = {"input_ids": torch.from_numpy(np.asarray(ids, dtype=np.int64)),
+             "attention_mask": torch.from_numpy(np.asarray(mask, dtype=np.int64)),
+             "token_type_ids": torch.from_numpy(np.asarray(types, dtype=np.int64))}
+    return model, batch, model_dir
+
+
+def embed(model, batch):
+    with torch.inference_mode():
+        hidden = model(**batch).last_hidden_state
+        m = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1)
+
+
+def test_real_minilm_patched_unpatched_saved(tmp_path):
+    model, batch, _ = minilm_or_skip()
+    before = embed(model, batch)
+    report = gt.patch_model(model)
+    assert len(report) == 6 and all(type(r.new) is gt.GELU for r in report.replaced)
+    assert [s.name for s in report.skipped] == ["pooler.activation"]     # nn.Tanh
+    calls = []
+    hooks = [r.new.register_forward_hook(lambda *a: calls.append(1)) for r in report.replaced]
+    after = embed(model, batch)
+    assert len(calls) == 6
+    for h in hooks:
+        h.remove()
+    assert (after - before).abs().max().item() <= 1e-6
+    # save_pretrained from the patched model gives the original weights back
+    model.save_pretrained(tmp_path / "saved")
+    import transformers
+    reloaded = transformers.BertModel.from_pretrained(str(tmp_path / "saved"),
+                                                      attn_implementation="eager").eval()
+    np.testing.assert_array_equal(bits(embed(reloaded, batch)), bits(before))
+    assert gt.unpatch_model(model) == [r.name for r in report.replaced]
+    np.testing.assert_array_equal(bits(embed(model, batch)), bits(before))
+
+
+def test_real_minilm_relu_swap_breaks_the_geometry():
+    """The article's point, in PyTorch: ReLU in place of GELU without
+    retraining moves the embeddings far (the NumPy job measures mean cosine
+    0.61 to the originals); the tanh form does not."""
+    model, batch, _ = minilm_or_skip()
+    before = embed(model, batch)
+    gt.patch_model(model, replace_with="gelu_new")
+    tanh = embed(model, batch)
+    gt.unpatch_model(model)
+    gt.patch_model(model, replace_with="relu")
+    relu = embed(model, batch)
+    cos_tanh, cos_relu = (tanh * before).sum(1), (relu * before).sum(1)
+    assert cos_tanh.min().item() > 0.999
+    assert cos_relu.mean().item() < 0.9
+
+
+def tiny_llama():
+    pytest.importorskip("transformers")
+    import transformers
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=48,
+                                   num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, max_position_embeddings=32)
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(cfg)
+
+
+def test_tiny_llama_gated_mlp_training_step():
+    model = tiny_llama()
+    twin = copy.deepcopy(model)
+    report = gt.patch_model(model, gated_mlp=True)
+    assert [type(r.new).__name__ for r in report.replaced] == ["GatedMLP", "GatedMLP"]
+    assert list(model.state_dict()) == list(twin.state_dict())
+    ids = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(1))
+    losses = []
+    for m in (model, twin):
+        m.train()
+        out = m(input_ids=ids, labels=ids)
+        out.loss.backward()
+        losses.append(out.loss.detach())
+    torch.testing.assert_close(losses[0], losses[1], rtol=1e-5, atol=1e-6)
+    for (n, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6, msg=n)
+    gt.unpatch_model(model)
+    assert type(model.model.layers[0].mlp).__name__ == "LlamaMLP"
