@@ -198,12 +198,16 @@ def _make(name, row):
 
     kernel.__name__ = name
     kernel.__doc__ = f"gelu_ext's {name} ufunc(s) over CPU tensors."
-    op = torch.library.custom_op(f"{NS}::{name}", kernel, mutates_args=(),
-                                 device_types="cpu", schema=schema)
-    op.register_fake(fake)
-    return op
+    _LIB.define(name + schema, tags=(torch.Tag.pt2_compliant_tag,))
+    _LIB.impl(name, kernel, "CPU")
+    torch.library.register_fake(f"{NS}::{name}", fake, lib=_LIB)
+    return getattr(torch.ops.gelu_ext, name)
 
 
+# define + impl rather than torch.library.custom_op: the same schema, fake
+# kernel and autograd, but the dispatcher calls the kernel directly, where
+# custom_op adds a Python layer per call (~7 us of ~17 on a 2^10 call).
+_LIB = torch.library.Library(NS, "DEF")
 OPS = {name: _make(name, row) for name, row in _OPS.items()}
 
 
@@ -256,6 +260,8 @@ def _no_save(ctx, inputs, output):
 
 for _name, _row in _OPS.items():
     if _row[3] is not None:
-        OPS[_name].register_autograd(_backward_for(_name, _row), setup_context=_setup_context)
+        torch.library.register_autograd(f"{NS}::{_name}", _backward_for(_name, _row),
+                                        setup_context=_setup_context, lib=_LIB)
     else:
-        OPS[_name].register_autograd(_no_double_backward(_name), setup_context=_no_save)
+        torch.library.register_autograd(f"{NS}::{_name}", _no_double_backward(_name),
+                                        setup_context=_no_save, lib=_LIB)
