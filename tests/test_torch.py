@@ -542,3 +542,12 @@ def test_tiny_llama_gated_mlp_training_step():
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6, msg=n)
     gt.unpatch_model(model)
     assert type(model.model.layers[0].mlp).__name__ == "LlamaMLP"
+
+
+@pytest.mark.parametrize("module", ["gelu_ext.torch", "gelu_ext.torch.functional",
+                                    "gelu_ext.torch._patch"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    res = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
