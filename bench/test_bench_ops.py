@@ -19,7 +19,7 @@ OPS = list(bench.OPS)
 DTYPES = ["float32", "float64"]
 THREADS = ["1", "all"]
 # ours_alloc: ours without out=, the fair partner of JAX (which allocates).
-IMPLS = ["ours", "ours_alloc", "numpy", "torch", "jax", "onnxruntime"]
+IMPLS = ["ours", "ours_alloc", "numpy", "torch", "jax", "onnxruntime", "mkl"]
 _MODULE = {"torch": "torch", "jax": "jax", "onnxruntime": "onnxruntime"}
 
 
@@ -42,6 +42,8 @@ def test_op(benchmark, machine, op, dtype, size, threads, impl):
         pytest.importorskip(_MODULE[impl])
     if impl == "jax" and threads != "1" and machine.get("jax_threads", "").startswith("1"):
         pytest.skip("JAX is pinned to 1 thread in this run (its thread pool is fixed when jax is imported)")
+    if impl == "mkl" and threads != "1":
+        pytest.skip("oneMKL VM runs on its sequential layer: 1 thread only")
     op_ = bench.OPS[op]
     n_threads = 1 if threads == "1" else None          # None: each library's default (all cores)
     bench.set_threads(n_threads)
@@ -60,7 +62,7 @@ def test_op(benchmark, machine, op, dtype, size, threads, impl):
     benchmark.extra_info.update({
         "impl": impl, "op": op, "dtype": dtype, "n": d["n"], "shape": list(d["x"].shape),
         "threads": gelu_ext.get_num_threads() if impl.startswith("ours") else
-        (machine.get("jax_threads") if impl == "jax" else n_threads or "default"),
+        (machine.get("jax_threads") if impl == "jax" else 1 if impl == "mkl" else n_threads or "default"),
         "isa": machine["isa"], "cpu": machine["cpu"], "numpy": machine["versions"]["numpy"],
         "peer_version": machine["versions"].get(impl), "gelu_ext": machine["gelu_ext"],
     })

@@ -115,7 +115,12 @@ def test_the_peers_read_back_avx2(tmp_path):
     assert got["runs"]["torch"] == "AVX2"
     assert got["runs"]["jax"].startswith("AVX2, compiled for ")
     above = _ufuncs._best_isa() != "avx2"
-    assert set(got["not_comparable"]) == ({"onnxruntime"} if above else set()), got
+    expected = {"onnxruntime"} if above else set()
+    # oneMKL VM, where installed, compares only where it loaded its AVX2
+    # kernels (on a CPU not Intel's it runs its generic ones whatever is asked)
+    if "mkl" in got["runs"] and not got["runs"]["mkl"].startswith("AVX2 "):
+        expected.add("mkl")
+    assert set(got["not_comparable"]) == expected, got
 
 
 def test_every_isa_path_has_its_peer_settings():

@@ -4,7 +4,7 @@ Design:
 
 * One registry for every benchmark in the project.  ``OPS`` holds one row
   per operation: its name, its arrays and how ours, the NumPy/SciPy baseline
-  and each peer (PyTorch, JAX, ONNX Runtime) compute it, so benchmarking a
+  and each peer (PyTorch, JAX, ONNX Runtime, oneMKL VM) compute it, so benchmarking a
   new op is one row.  ``make_inputs`` builds a cell's arrays and
   ``prepare(impl, op, inputs)`` returns the zero-argument call that is timed.  ``bench/test_bench_ops.py`` (the
   pytest-benchmark suite) and ``bench/ratios.py`` (issue 3's criteria) import
@@ -39,7 +39,7 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import _ufuncs, testing
-from gelu_ext.jobs import _common
+from gelu_ext.jobs import _common, _mkl
 from gelu_ext.jobs._common import (erf, header_lines, int_at_least, measure, progress, require,
                                   write_json)
 
@@ -64,7 +64,9 @@ class Op(NamedTuple):
       memory, writing into ``out`` where the op has an ``out=`` form;
     * ``jax(jax)``: the function of the arrays that JAX jits;
     * ``ort``: the ONNX Runtime node, ``(op_type, domain)``, or why there is none;
-    * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None.
+    * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None;
+    * ``mkl``: the oneMKL VM function that, times x, is the op (the accurate
+      peer of issue 40, ``gelu_ext.jobs._mkl``), or None.
     """
     key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
@@ -76,6 +78,7 @@ class Op(NamedTuple):
     jax: Callable
     ort: object
     textbook: str = None
+    mkl: str = None
 
     @property
     def func(self):
@@ -261,7 +264,7 @@ OPS = {op.key: op for op in (
        numpy=_np_gelu_erf, numpy_desc="{exact}",
        torch=lambda torch, x, out: functools.partial(torch.ops.aten.gelu.out, x, approximate="none", out=out),
        jax=lambda jax: _jax_gelu(jax, False),
-       ort=("Gelu", "com.microsoft"), textbook="gelu_textbook"),
+       ort=("Gelu", "com.microsoft"), textbook="gelu_textbook", mkl="CdfNorm"),
     Op("gelu_tanh", "tanh GELU", ("x",),
        ours=lambda x, out: functools.partial(gelu_ext.fast_gelu, x, "tanh", out=out),
        numpy=_np_gelu_tanh, numpy_desc="the tanh formula as in-place NumPy ufunc calls",
@@ -317,11 +320,11 @@ OPS = {op.key: op for op in (
        ort=_NO_GRAD_OP),
 )}
 
-IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "copyto")
-PEERS = ("torch", "jax", "onnxruntime")
+IMPLS = ("ours", "numpy", "textbook", "torch", "jax", "onnxruntime", "mkl", "copyto")
+PEERS = ("torch", "jax", "onnxruntime", "mkl")
 # Short column titles in the tables.
 _TITLE = {"ours": "ours", "ours_alloc": "ours(alloc)", "numpy": "NumPy", "textbook": "C libm",
-          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "copyto": "copyto"}
+          "torch": "torch", "jax": "JAX", "onnxruntime": "ORT", "mkl": "MKL VM", "copyto": "copyto"}
 
 
 def bias_shape(n):
@@ -389,6 +392,12 @@ def peer(name):
         if name not in PEERS + ("scipy",):
             raise ValueError(f"peer must be one of {PEERS + ('scipy',)}, got {name!r}")
         try:
+            if name == "mkl":           # a C library through ctypes, not a module
+                try:
+                    _peer_cache[name] = _mkl.load(_MKL_CAPS.get(_isa_asked))
+                finally:
+                    _common.keep_ctrl_c()   # as import_module does for the others
+                return _peer_cache[name]
             # (_common.import_module keeps Ctrl-C working after the import)
             mod = _common.import_module(name)
             if name == "jax":
@@ -451,6 +460,10 @@ _ISA_CAPS_AARCH64 = {
 }
 ISA_CAPS = next(t for t in (_ISA_CAPS_X86_64, _ISA_CAPS_AARCH64, {name: ("default", None) for name in _ufuncs.ISA_NAMES})
                 if set(t) == set(_ufuncs.ISA_NAMES))
+# oneMKL VM's cap per path (MKL_Enable_Instructions, x86-64 only; SSE4_2 is
+# its lowest, as XLA's), and the kernel library its read-back must show.  Kept
+# apart from ISA_CAPS: MKL is x86-64 only and its read-back is a library name.
+_MKL_CAPS = {"baseline": "SSE4_2", "avx2": "AVX2", "avx512": "AVX512"}
 _isa_asked = None
 
 
@@ -460,7 +473,7 @@ def cap_isa(isa):
     global _isa_asked
     if isa not in ISA_CAPS:
         raise ValueError(f"isa must be one of {tuple(ISA_CAPS)}, got {isa!r}")
-    early = [name for name in ("torch", "jax") if name in sys.modules]
+    early = [name for name in ("torch", "jax") if name in sys.modules] + (["mkl"] if "mkl" in _peer_cache else [])
     if early:
         raise RuntimeError(f"cap_isa({isa!r}) must run before {' and '.join(early)} is imported")
     aten, xla = ISA_CAPS[isa]
@@ -517,6 +530,13 @@ def isa_info():
         runs["onnxruntime"] = f"{best} (the CPU's best; no switch)"
         if asked and _ufuncs.ISA_NAMES.index(asked) < _ufuncs.ISA_NAMES.index(best):
             not_comparable["onnxruntime"] = f"ORT cannot be capped: it runs {best}, not {asked}"
+    mkl = peer("mkl") if "mkl" in _peer_cache else None
+    if mkl is not None:
+        runs["mkl"] = mkl.describe()
+        want, got = _MKL_CAPS.get(asked), mkl.branch()
+        level = _mkl.VML_BRANCH[got[0]] if got else None
+        if asked and level != want and not (want == "AVX512" and level == "AVX10"):
+            not_comparable["mkl"] = f"oneMKL VM runs {level or 'an unknown branch'}, not the {want or asked} asked"
     return {"asked": asked, "runs": runs, "not_comparable": not_comparable,
             "env": {k: os.environ.get(k) for k in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}}
 
@@ -570,6 +590,19 @@ def _prepare_textbook(op, d):
     except ImportError:
         raise Unavailable("gelu_ext._textbook not built") from None
     return functools.partial(getattr(_textbook, op.textbook), d["x"], d["out"])
+
+
+def _prepare_mkl(op, d):
+    """oneMKL VM's x * Phi(x), one thread (``gelu_ext.jobs._mkl``)."""
+    mkl = peer("mkl")
+    if mkl is None:
+        raise Unavailable("oneMKL VM not installed (pip install mkl)")
+    if op.mkl is None:
+        raise Unavailable("oneMKL VM has CdfNorm (exact GELU) only")
+    try:
+        return mkl.gelu(d["x"], d["out"])
+    except (TypeError, ValueError) as e:
+        raise Unavailable(str(e)) from None
 
 
 def _prepare_torch(op, d):
@@ -672,6 +705,8 @@ def prepare(impl, op, d, threads=None):
         return _prepare_jax(op, d)
     if impl == "onnxruntime":
         return _prepare_ort(op, d, threads)
+    if impl == "mkl":
+        return _prepare_mkl(op, d)
     raise ValueError(f"impl must be one of {IMPLS + ('ours_alloc',)}, got {impl!r}")
 
 
@@ -793,6 +828,7 @@ def machine_info():
     for name in ("scipy",) + PEERS:
         peer(name)                       # imports the installed ones, once
     info = _common.machine_info(("scipy",) + PEERS)
+    info["versions"]["mkl"] = getattr(peer("mkl"), "__version__", None)
     if info["versions"].get("torch"):
         info["torch_threads"] = peer("torch").get_num_threads()
     if info["versions"].get("jax"):
@@ -861,7 +897,8 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m gelu_ext bench",
         description="Throughput (Gelem/s, GB/s) and sampled max ULP error of gelu_ext against the NumPy/SciPy "
-                    "baseline and PyTorch, JAX and ONNX Runtime when installed; GELU vs ReLU cost per size.")
+                    "baseline and PyTorch, JAX, ONNX Runtime and oneMKL VM (the mkl wheel) when installed; "
+                    "GELU vs ReLU cost per size.")
     p.add_argument("--quick", action="store_true", help="two sizes, short timings, small samples (<= 15 s)")
     p.add_argument("--sizes", type=_sizes, metavar="N,N,...",
                    help="comma-separated element counts, e.g. 4096,2^20,16M (default 16,4096,65536,2^20,2^24)")
@@ -873,9 +910,10 @@ def _parser():
     p.add_argument("--threads", type=int_at_least(1), help="threads for ours, PyTorch and ONNX Runtime (default: ours' "
                    "default, all cores); 1 also pins JAX to one thread")
     p.add_argument("--isa", choices=tuple(ISA_CAPS),
-                   help="hold ours, PyTorch and JAX to this instruction set (GELU_EXT_ISA, ATEN_CPU_CAPABILITY, "
-                   "XLA_FLAGS=--xla_cpu_max_isa, set before the peers are imported; the header reads each back); "
-                   "ONNX Runtime cannot be held to one (default: each library's best)")
+                   help="hold ours, PyTorch, JAX and oneMKL VM to this instruction set (GELU_EXT_ISA, "
+                   "ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa, MKL_Enable_Instructions, set before the peers "
+                   "are imported; the header reads each back); ONNX Runtime cannot be held to one (default: each "
+                   "library's best)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="throughput plot (needs matplotlib: the 'plot' extra); "
                    "also FILE-curves.png with the activations and their derivatives")
@@ -981,6 +1019,8 @@ def format_report(run):
         peer_desc.append(f"JAX (jit, threads {jax_threads_label()}, allocates its result)")
     if "onnxruntime" in installed:
         peer_desc.append(f"ORT (com.microsoft Gelu/FastGelu/BiasGelu, Relu; intra_op {threads}, IOBinding)")
+    if "mkl" in installed:
+        peer_desc.append(f"oneMKL VM ({_mkl.DESCRIPTION}; exact GELU only)")
     out.append(f"peers   : {'; '.join(peer_desc) or 'none'}")
     out.append(f"threads : ours {threads}; NumPy/SciPy single-threaded")
     out.append("method  : median of interleaved repeats after warm-up, preallocated outputs, x ~ 2 N(0,1); "
