@@ -1,8 +1,8 @@
-"""Issue 3's seven speed/memory criteria, the speed rows of issues 5, 11, 13, 15, 23 and 29, and issue 32's float64 accuracy of the peers, measured here.
+"""Issue 3's seven speed/memory criteria, the speed rows of issues 5, 11, 13, 15, 23 and 29, issue 32's float64 accuracy of the peers and issue 40's accurate peer (oneMKL VM), measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29|f64] [--isa avx2]
+    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29|i40|f64] [--isa avx2]
 
 Prints the machine, then one row per criterion: the measured ratio, the
 required one and PASS/FAIL ("peer not installed" when the comparison needs a
@@ -10,17 +10,20 @@ peer that is missing).  Every ratio comes from implementations timed side by
 side in this process: interleaved repeats after warm-up, medians
 (``gelu_ext.jobs.bench.measure``), never two absolute times taken apart.
 
-``--isa avx2`` holds ours, PyTorch and JAX to one instruction set (set before
-the peers are imported; the header reads each setting back).  ONNX Runtime
-cannot be held to one: on a CPU with a better instruction set its rows say
-"not comparable" instead of PASS/FAIL, as does any peer whose read-back
-differs from what was asked.
+``--isa avx2`` holds ours, PyTorch, JAX and oneMKL VM to one instruction set
+(set before the peers are imported; the header reads each setting back).
+ONNX Runtime cannot be held to one: on a CPU with a better instruction set
+its rows say "not comparable" instead of PASS/FAIL, as does any peer whose
+read-back differs from what was asked (oneMKL VM on a CPU that is not
+Intel's, where it runs its generic SSE kernels whatever is asked).
 
 Design: the calls are the ones ``python -m gelu_ext bench`` and the
 pytest-benchmark suite time (``gelu_ext.jobs.bench.prepare``), so a ratio here and
 a column there mean the same thing.  JAX cannot write into a given buffer, so
 comparisons with it use ours allocating its result too (issue 3).  JAX is
 pinned to one thread before it is imported (all JAX rows are 1-thread rows).
+oneMKL VM (``gelu_ext.jobs._mkl``: HA CdfNorm times x, the accurate exact GELU
+a user could pick instead of ours) runs on MKL's sequential layer: one thread.
 """
 import argparse
 import os
@@ -166,6 +169,8 @@ def _peer_results_f64(op, x):
         got["PyTorch"] = out
     if jax is not None:
         got["JAX"] = np.asarray(jax.jit(bench.OPS[op].jax(jax))(jax.device_put(x)))
+    if bench.peer("mkl") is not None and bench.OPS[op].mkl:
+        got["oneMKL VM"] = bench.prepare("mkl", op, {"x": x, "out": np.empty_like(x)})()
     return got
 
 
@@ -189,6 +194,46 @@ def _peer_ulp_f64(r, n=400):
                   f"ours <= {b.value:g} {b.unit}", _verdict(ok))
 
 
+# Issue 40: the accurate peer.  Its speed row requires >= 1x: the README calls
+# ours the fastest accurate exact GELU, a claim this row, not prose, carries.
+_MKL_ROW = "oneMKL VM (HA CdfNorm * x)"
+
+
+def _mkl_ulp(r, n=1 << 20):
+    """oneMKL VM's float32 x Phi(x) beside ours: sampled max ULP against the
+    float64 twin in the bench's regions (bulk [-3, 3], negative tail [-14,
+    -5], where x Phi(x) is tiny and the product's error shows)."""
+    rng = np.random.default_rng(40)
+    bound = testing.bound("gelu_erf", np.float32).value
+    for region, (lo, hi) in bench.REGIONS.items():
+        what = f"exact GELU f32 max ULP, {region} [{lo:g}, {hi:g}] ({n} samples): ours; {_MKL_ROW}"
+        if bench.peer("mkl") is None:
+            r.add("i40", what, "-", f"ours <= {bound:g}", NOT_INSTALLED)
+            continue
+        x = rng.uniform(lo, hi, n).astype(np.float32)
+        ref = testing.ref_gelu_erf(x.astype(np.float64))
+        d = {"x": x, "out": np.empty_like(x)}
+        ours, mkl = (float(np.max(testing.ulp_error(bench.prepare(impl, "gelu_erf", d)(), ref, np.float32)))
+                     for impl in ("ours", "mkl"))
+        r.add("i40", what, f"{ours:.3g}; {mkl:.3g}", f"ours <= {bound:g}", _verdict(ours <= bound))
+
+
+def _mkl_f64_row(r):
+    r.speed_row("i40", f"exact GELU f64 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float64, N20, "mkl",
+                threads=1, required=1.0)
+
+
+def _issue40(r, f64=False):
+    """Issue 40's rows: oneMKL VM's speed beside ours, float32 (and float64
+    with ``f64``; the full run has that row among the float64 ones), and its
+    float32 accuracy."""
+    r.speed_row("i40", f"exact GELU f32 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float32, N20, "mkl",
+                threads=1, required=1.0)
+    if f64:
+        _mkl_f64_row(r)
+    _mkl_ulp(r)
+
+
 def _f64_rows(r):
     """Criteria 2 (float64) and 3, issue 23's float64 rows and the peers'
     float64 accuracy beside them (issue 32)."""
@@ -203,6 +248,7 @@ def _f64_rows(r):
     for okey in ("gelu_erf", "gelu_tanh"):
         r.speed_row("i23", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
                     N20, "torch", threads=1, required=1.0)
+    _mkl_f64_row(r)
 
 
 def _alloc_peak(f):
@@ -239,11 +285,17 @@ def _memory(r):
         r.add("7", f"{label}: no O(n) allocation", f"{peak} B", f"<= {small} B", _verdict(peak <= small))
 
 
+# The peers each --only selection compares with (None: the full run), imported
+# before the machine is described.
+_PEERS_OF = {None: ("torch", "jax", "onnxruntime", "mkl"), "i13": ("torch", "jax"), "i15": (),
+             "i29": ("torch",), "i40": ("mkl",), "f64": ("torch", "jax", "mkl")}
+
+
 def run(min_repeats, only=None):
-    if only != "i15":          # i15: the bfloat16 rows alone, no peers needed
-        for name in ("torch",) + (("jax",) if only != "i29" else ()) + (("onnxruntime",) if only is None else ()):
-            progress(f"ratios: importing {name} ...")
-            bench.peer(name)
+    for name in _PEERS_OF[only]:
+        progress(f"ratios: importing {name} ...")
+        bench.peer(name)
+    if "torch" in _PEERS_OF[only]:
         bench._load_torch()
     info = bench.machine_info()
     r = Ratios(min_repeats, info)
@@ -256,7 +308,10 @@ def run(min_repeats, only=None):
     if only == "i29":          # threads right after a matmul
         _issue29(r)
         return info, r.rows
-    if only == "f64":          # float64 against JAX and PyTorch, with their accuracy
+    if only == "i40":          # oneMKL VM, the accurate peer
+        _issue40(r, f64=True)
+        return info, r.rows
+    if only == "f64":          # float64 against JAX, PyTorch and oneMKL VM, with their accuracy
         _f64_rows(r)
         return info, r.rows
     all_threads = gelu_ext.get_num_threads()
@@ -265,6 +320,7 @@ def run(min_repeats, only=None):
     r.speed_row("1", "exact GELU f32 2^20, 1 thread: ours / PyTorch (out=)", "gelu_erf", np.float32, N20, "torch",
                 threads=1, required=1.0, goal=1.5)
     _ulp_all_paths(r)
+    _issue40(r)
     # 2. tanh GELU vs JAX (allocating, so ours allocates too)
     r.speed_row("2", "tanh GELU float32 2^20, 1 thread: ours / JAX (both allocate)",
                 "gelu_tanh", np.float32, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
@@ -490,12 +546,14 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=7, help="minimum interleaved repeats per ratio (default 7)")
     p.add_argument("--strict", action="store_true", help="exit with status 1 if any row FAILs")
     p.add_argument("--isa", choices=tuple(bench.ISA_CAPS),
-                   help="hold ours, PyTorch and JAX to this instruction set before the peers are imported "
-                   "(GELU_EXT_ISA, ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa; the header reads each back); "
+                   help="hold ours, PyTorch, JAX and oneMKL VM to this instruction set before the peers are "
+                   "imported (GELU_EXT_ISA, ATEN_CPU_CAPABILITY, XLA_FLAGS=--xla_cpu_max_isa, "
+                   "MKL_Enable_Instructions; the header reads each back); "
                    "ONNX Runtime cannot be held to one: below the CPU's best its rows say 'not comparable'")
-    p.add_argument("--only", choices=["i13", "i15", "i29", "f64"],
+    p.add_argument("--only", choices=[k for k in _PEERS_OF if k],
                    help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32; "
-                   "i29: threads right after a matmul; f64: float64 against JAX and PyTorch, with their accuracy)")
+                   "i29: threads right after a matmul; i40: oneMKL VM, the accurate peer; "
+                   "f64: float64 against JAX, PyTorch and oneMKL VM, with their accuracy)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be >= 1, got {args.repeats}")
@@ -503,7 +561,7 @@ def main(argv=None):
         bench.cap_isa(args.isa)            # before run() imports the peers
     info, rows = run(args.repeats, args.only)
     print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15; "
-          "issue 23: i23; issue 29: i29; issue 32: i32)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
+          "issue 23: i23; issue 29: i29; issue 32: i32; issue 40: i40)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
     print("\n".join(bench.header_lines(info) + bench.isa_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "

@@ -2,12 +2,16 @@
 every peer -- absent, its cells and rows say so -- and where the ``mkl``
 wheel is installed, the call computes x Phi(x) on one thread and the
 header reads back the instruction set it runs.  No timing is asserted."""
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from gelu_ext import testing
 from gelu_ext.jobs import _mkl, bench
 
+RATIOS = Path(__file__).resolve().parents[1] / "bench" / "ratios.py"
 MKL = _mkl.load()       # None where the mkl wheel is not installed
 
 
@@ -16,6 +20,19 @@ def no_mkl(monkeypatch):
     """The peer as it is where no libmkl_rt is found."""
     monkeypatch.setattr(_mkl, "_candidates", lambda: [])
     monkeypatch.setitem(bench._peer_cache, "mkl", None)
+
+
+@pytest.fixture
+def ratios(monkeypatch):
+    """bench/ratios.py as a module, without its import-time pinning of JAX's
+    threads (an XLA_FLAGS change that would outlive the test)."""
+    if not RATIOS.is_file():
+        pytest.skip("bench/ is not beside tests/ (installed tests without the repository)")
+    monkeypatch.setattr(bench, "jax_single_thread", lambda: None)
+    spec = importlib.util.spec_from_file_location("gelu_ext_bench_ratios", RATIOS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 class _FakeVM:
@@ -42,6 +59,14 @@ def test_absent_the_bench_cell_says_how_to_install_it(no_mkl):
     d = bench.make_inputs("gelu_erf", np.float32, 64)
     with pytest.raises(bench.Unavailable, match=r"oneMKL VM not installed \(pip install mkl\)"):
         bench.prepare("mkl", "gelu_erf", d)
+
+
+def test_absent_every_ratios_row_of_issue_40_says_not_installed(no_mkl, ratios):
+    r = ratios.Ratios(1, {})
+    ratios._issue40(r, f64=True)
+    assert len(r.rows) == 4                          # f32 and f64 speed, bulk and tail ULP
+    assert {row.verdict for row in r.rows} == {ratios.NOT_INSTALLED}
+    assert all(row.measured == "-" and row.num == "i40" for row in r.rows)
 
 
 def test_absent_the_header_has_no_mkl_entry(no_mkl):
@@ -122,3 +147,17 @@ def test_mkl_refuses_what_it_does_not_compute(monkeypatch):
         bench.prepare("mkl", "gelu_erf", {"x": x[::2], "out": np.empty(32, np.float32)})
     with pytest.raises(bench.Unavailable, match=r"oneMKL VM runs float32/float64 .* got float16/float16"):
         bench.prepare("mkl", "gelu_erf", {"x": x.astype(np.float16), "out": np.empty(64, np.float16)})
+
+
+@needs_mkl
+def test_mkl_rows_of_ratios_are_measured(monkeypatch, ratios):
+    monkeypatch.setitem(bench._peer_cache, "mkl", MKL)
+    r = ratios.Ratios(1, {})
+    r.tcfg.update(min_sample=1e-4, max_repeats=1, budget=0.01)
+    monkeypatch.setattr(ratios, "N20", 4096)
+    ratios._issue40(r)
+    speed, bulk, tail = r.rows
+    assert speed.measured.endswith("x") and speed.verdict in ("PASS", "FAIL")
+    for row in (bulk, tail):
+        ours, mkl = (float(v) for v in row.measured.split("; "))
+        assert ours <= 1 and mkl > 0
