@@ -53,7 +53,7 @@ PYTHON="${PYTHON:-python3}"
 CC="${CC:-gcc}"
 CROSS="${CROSS:-aarch64-linux-gnu-gcc}"
 SYSROOT="${SYSROOT:-/usr/aarch64-linux-gnu}"
-PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+PKGS="$AARCH64_PKGS"
 
 find_qemu() { command -v qemu-aarch64-static || command -v qemu-aarch64 || true; }
 have_tools() { command -v "$CROSS" >/dev/null && [ -n "$(find_qemu)" ] && [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ]; }

@@ -1,5 +1,13 @@
 # Shared by bench/aarch64.sh, bench/aarch64_python.sh, bench/clang.sh and
-# bench/windows.sh (sourced).
+# bench/windows.sh (sourced), and by .ci/run.
+
+# The Debian packages each cross-check installs with --install; .ci/run
+# installs their union (CROSS_PKGS) in one apt-get, one package-list update.
+AARCH64_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+CLANG_PKGS="clang-19"
+WINDOWS_PKGS="gcc-mingw-w64-x86-64 wine64 libwine-dev clang-19"
+# shellcheck disable=SC2034  # used by .ci/run
+CROSS_PKGS="$AARCH64_PKGS $CLANG_PKGS $WINDOWS_PKGS"
 
 # find_clang -> the first clang on PATH ($CLANG first, then the newest
 # Debian versions), or nothing

@@ -61,7 +61,7 @@ PYTHON="${PYTHON:-python3}"
 CC="${CC:-gcc}"
 MINGW="${MINGW:-x86_64-w64-mingw32-gcc}"
 WINE_INC=/usr/include/wine/wine
-PKGS="gcc-mingw-w64-x86-64 wine64 libwine-dev clang-19"
+PKGS="$WINDOWS_PKGS"
 
 find_wine() {
     local w
