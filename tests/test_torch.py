@@ -84,10 +84,9 @@ def bits(t):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("name", list(ALL))
 def test_opcheck(name, layout, dtype):
-    """All of opcheck's tests; the forward ops with and without requires_grad
-    (the gradient ops are not differentiable: see test_double_backward)."""
-    grads = (False, True) if name in FORWARD else (False,)
-    for rg in grads:
+    """All of opcheck's tests, with and without requires_grad (the gradient
+    ops are differentiable too: double backward)."""
+    for rg in (False, True):
         args = (*operands(name, layout, dtype, rg), *ALL[name])
         result = torch.library.opcheck(getattr(ops, name).default, args)
         assert set(result.values()) == {"SUCCESS"}, (rg, result)
@@ -213,11 +212,32 @@ def test_gradients_dtype_and_shape(name):
         assert t.grad.dtype == torch.bfloat16 and t.grad.shape == t.shape
 
 
-def test_double_backward_raises_saying_so():
-    x = f64((5,), 0)
-    (g,) = torch.autograd.grad(GF.gelu(x).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="double backward through gelu_ext ops is not supported"):
-        g.sum().backward()
+@pytest.mark.parametrize("case", list(GRADCHECK))
+def test_gradgradcheck_float64(case):
+    """Double backward (e.g. a gradient penalty): the gradient ops'
+    derivatives, broadcast operands included."""
+    fn, args = GRADCHECK[case]()
+    assert torch.autograd.gradgradcheck(fn, args)
+
+
+@pytest.mark.parametrize("name", list(GRADS))
+def test_gradient_ops_gradcheck_float64(name):
+    """Each gradient op against finite differences of itself, grad operand included."""
+    args = [t.double().detach().requires_grad_() for t in operands(name, "broadcast", torch.float64)]
+    assert torch.autograd.gradcheck(lambda *t: getattr(ops, name)(*t, *GRADS[name]), args)
+
+
+def test_second_derivative_against_torch():
+    """GELU'' from double backward matches torch's own (float64, both forms)."""
+    for a in ("none", "tanh"):
+        x = torch.linspace(-6, 6, 241, dtype=torch.float64, requires_grad=True)
+        (g,) = torch.autograd.grad(GF.gelu(x, a).sum(), x, create_graph=True)
+        (h,) = torch.autograd.grad(g.sum(), x)
+        x2 = x.detach().clone().requires_grad_()
+        (g2,) = torch.autograd.grad(torch.nn.functional.gelu(x2, approximate=a).sum(), x2,
+                                    create_graph=True)
+        (h2,) = torch.autograd.grad(g2.sum(), x2)
+        torch.testing.assert_close(h, h2, rtol=1e-12, atol=1e-13)
 
 
 def test_relu_zero_gradient_at_zero_as_torch():

@@ -23,9 +23,10 @@ Design:
 * Autograd: each forward op's backward calls a gradient op (itself a custom
   op, so ``torch.compile`` traces the backward too); a broadcast operand's
   gradient is summed back to its shape with ``sum_to_size``, as autograd
-  does for torch's own broadcasting ops.  The gradient ops are not
-  differentiable again: their backward raises, naming the op (double
-  backward, e.g. for gradient penalties, needs torch's own functions).
+  does for torch's own broadcasting ops.  The gradient ops are
+  differentiable too (double backward, e.g. for gradient penalties): their
+  backward uses the activations' second derivatives written as torch
+  expressions below, and our ops for everything else.
 * Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
   are promoted as torch promotes them (``torch.result_type``) before the
   kernel runs, so ``(float32, float64)`` computes in float64.  Anything else
@@ -267,23 +268,90 @@ def _backward_for(name, row):
     return backward
 
 
-def _no_double_backward(name):
+# ---------------------------------------------------------- double backward --
+# The gradient ops are differentiable too: their derivatives need the
+# activations' second derivatives, which gelu_ext has no kernels for, so
+# they are torch expressions here (computed in float32 at least; a few ULP,
+# not the <= 1 ULP of the kernels), times our own ops for every first
+# derivative and forward value.  Third and higher derivatives follow by the
+# same rules.
+
+_INV_SQRT_2PI = 0.3989422804014327          # 1/sqrt(2 pi)
+_K, _C, _Q = 0.7978845608028654, 0.044715, 1.702     # sqrt(2/pi), tanh form's cubic, quick GELU's
+
+
+def _d2_erf(x):        # GELU'' = phi(x) (2 - x^2)
+    return torch.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2.0 - x * x)
+
+
+def _d2_tanh(x):       # u = K(x + C x^3), t = tanh u: (1-t^2) u' + x/2 (1-t^2) (u'' - 2 t u'^2)
+    x2 = x * x
+    du = _K * (1.0 + 3.0 * _C * x2)
+    t = torch.tanh(_K * (x + _C * x * x2))
+    s2 = 1.0 - t * t
+    return s2 * du + 0.5 * x * s2 * (6.0 * _K * _C * x - 2.0 * t * du * du)
+
+
+def _d2_sigmoid_family(k):   # (x sigmoid(k x))'' = k s (1-s) (2 + k x (1 - 2 s))
+    def d2(x):
+        sg = torch.sigmoid(k * x)
+        return k * sg * (1.0 - sg) * (2.0 + k * x * (1.0 - 2.0 * sg))
+    return d2
+
+
+def _d2_relu(x):
+    return torch.zeros_like(x)
+
+
+_D2_GELU = {"none": _d2_erf, "tanh": _d2_tanh}
+# gradient op -> (its activation's second derivative (by approximate for the
+#                 GELU ones), the first-derivative op, the gated forward op)
+_SECOND = {
+    "gelu_grad": (_D2_GELU, "gelu_grad", None),
+    "gelu_bias_grad": (_D2_GELU, "gelu_grad", None),
+    "relu_grad": (_d2_relu, "relu_grad", None),
+    "silu_grad": (_d2_sigmoid_family(1.0), "silu_grad", None),
+    "quick_gelu_grad": (_d2_sigmoid_family(_Q), "quick_gelu_grad", None),
+    "swiglu_grad": (_d2_sigmoid_family(1.0), "silu_grad", "swiglu"),
+    "geglu_grad": (_D2_GELU, "gelu_grad", "geglu"),
+}
+
+
+def _second(d2, x):
+    """d2(x) in float32 at least, cast back to x's dtype."""
+    wide = x.float() if x.element_size() < 4 else x
+    return d2(wide).to(x.dtype)
+
+
+def _double_backward_for(name):
+    d2s, first_name, fwd_name = _SECOND[name]
+
     def backward(ctx, *grads):
-        raise RuntimeError(
-            f"torch.ops.{NS}.{name} (a first derivative) has no derivative of its own: double "
-            "backward through gelu_ext ops is not supported; use torch.nn.functional's "
-            "activations where second derivatives are needed (e.g. gradient penalties)")
+        saved, extra = ctx.saved_tensors, ctx.extra
+        d2 = d2s[extra[0] if extra else "none"] if isinstance(d2s, dict) else d2s
+        first = OPS[first_name]
+        nones = tuple(None for _ in extra)
+        if fwd_name is None and name != "gelu_bias_grad":        # G(x, g) = f'(x) g
+            (gg,), (x, g) = grads, saved
+            return (_reduce(_second(d2, x) * g * gg, x), _reduce(OPS[name](x, gg, *extra), g), *nones)
+        if fwd_name is None:                                     # G(x, b, g) = f'(x + b) g
+            (gg,), (x, b, g) = grads, saved
+            dxb = _second(d2, x + b) * g * gg
+            return (_reduce(dxb, x), _reduce(dxb, b), _reduce(OPS[name](x, b, gg, *extra), g), *nones)
+        # (A, B) = (f'(gate) up grad, f(gate) grad)
+        (ga, gb), (gate, up, grad) = grads, saved
+        zero = torch.zeros((), dtype=gate.dtype)
+        ga = zero if ga is None else ga
+        gb = zero if gb is None else gb
+        d_gate = _second(d2, gate) * up * grad * ga + first(gate, grad * gb, *extra)
+        d_up = first(gate, grad * ga, *extra)
+        d_grad = first(gate, up * ga, *extra) + OPS[fwd_name](gate, gb, *extra)
+        return (_reduce(d_gate, gate), _reduce(d_up, up), _reduce(d_grad, grad), *nones)
+
     return backward
 
 
-def _no_save(ctx, inputs, output):
-    pass
-
-
 for _name, _row in _OPS.items():
-    if _row[3] is not None:
-        torch.library.register_autograd(f"{NS}::{_name}", _backward_for(_name, _row),
-                                        setup_context=_setup_context, lib=_LIB)
-    else:
-        torch.library.register_autograd(f"{NS}::{_name}", _no_double_backward(_name),
-                                        setup_context=_no_save, lib=_LIB)
+    backward = _backward_for(_name, _row) if _row[3] is not None else _double_backward_for(_name)
+    torch.library.register_autograd(f"{NS}::{_name}", backward, setup_context=_setup_context,
+                                    lib=_LIB)
