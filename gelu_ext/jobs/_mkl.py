@@ -28,6 +28,7 @@ import ctypes
 import ctypes.util
 import glob
 import os
+from importlib import metadata
 import sys
 
 import numpy as np
@@ -86,9 +87,8 @@ class MKLVM:
         lib.MKL_Get_Version_String(buf, len(buf))
         self.version_string = buf.value.decode(errors="replace").strip()
         try:        # the wheel's version ('2026.2.1'); the library says '2026.2-Product'
-            from importlib.metadata import version
-            self.__version__ = version("mkl")
-        except Exception:
+            self.__version__ = metadata.version("mkl")
+        except metadata.PackageNotFoundError:      # a libmkl_rt from elsewhere (conda, oneAPI)
             self.__version__ = self.version_string.split("Version ", 1)[-1].split("-")[0].split(" ")[0] or "?"
         self._fns = {}
         for code, ctype in (("s", ctypes.c_float), ("d", ctypes.c_double)):
