@@ -17,7 +17,10 @@ else:
 """
 
 
-def test_import_without_torch_names_the_extra():
-    r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120)
+def test_import_without_torch_names_the_extra(tmp_path):
+    # cwd: not the repository root, whose gelu_ext/ (sources, no built
+    # extension) `python -c` would import instead of the installed package
+    r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "gelu_ext.torch needs PyTorch: pip install 'gelu_ext[torch]'" in r.stdout
