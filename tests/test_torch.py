@@ -338,15 +338,18 @@ def test_export_one_node_per_op_and_reload_in_a_fresh_process(tmp_path):
         assert torch.equal(ep.module()(x), y)
         print("ok")
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    # cwd: not the repository, whose gelu_ext/ (no built extension) python -c would import
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 # ------------------------------------------------------- API, devices, errors --
 
-def test_import_gelu_ext_never_imports_torch():
+def test_import_gelu_ext_never_imports_torch(tmp_path):
     code = "import sys, gelu_ext; print('torch' in sys.modules)"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
