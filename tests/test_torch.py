@@ -80,9 +80,18 @@ def bits(t):
 
 # ------------------------------------------------------------------ opcheck --
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("name", list(ALL))
+# Every op x dtype on contiguous input, and every op x other layout, each
+# layout on two dtypes that rotate with the op (so every layout meets every
+# dtype across the ops): 14 x 14 cases instead of the 14 x 24 product,
+# which CI's time budget (issue 42) cannot afford and which adds no path
+# (layout handling is dtype-independent: NumPy's strided loop).
+OPCHECK_CASES = [(n, "contiguous", d) for n in ALL for d in range(len(DTYPES))] + [
+    (n, lay, (i + j + k) % len(DTYPES)) for i, n in enumerate(ALL)
+    for j, lay in enumerate(LAYOUTS[1:]) for k in (0, 2)]
+
+
+@pytest.mark.parametrize("name, layout, dtype", [
+    pytest.param(n, lay, DTYPES[d], id=f"{n}-{lay}-{DT_IDS[d]}") for n, lay, d in OPCHECK_CASES])
 def test_opcheck(name, layout, dtype):
     """All of opcheck's tests, with and without requires_grad (the gradient
     ops are differentiable too: double backward)."""
