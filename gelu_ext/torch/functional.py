@@ -57,26 +57,24 @@ def gelu(input, approximate="none", *, bias=None):
     return _ops.gelu_bias(input, bias, approximate)
 
 
-def _inplace(input, result):
-    return input.copy_(result)
+def _elementwise(op, torch_fn, input, inplace):
+    """``op(input)`` (copied back into ``input`` for ``inplace``); torch's
+    own ``torch_fn`` off the CPU."""
+    _check_tensor("input", input)
+    if not _ours(input):
+        return torch_fn(input, inplace=inplace)
+    result = op(input)
+    return input.copy_(result) if inplace else result
 
 
 def relu(input, inplace=False):
     """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
-    _check_tensor("input", input)
-    if not _ours(input):
-        return F.relu(input, inplace=inplace)
-    result = _ops.relu(input)
-    return _inplace(input, result) if inplace else result
+    return _elementwise(_ops.relu, F.relu, input, inplace)
 
 
 def silu(input, inplace=False):
     """SiLU (swish), ``input * sigmoid(input)``, as ``torch.nn.functional.silu``."""
-    _check_tensor("input", input)
-    if not _ours(input):
-        return F.silu(input, inplace=inplace)
-    result = _ops.silu(input)
-    return _inplace(input, result) if inplace else result
+    return _elementwise(_ops.silu, F.silu, input, inplace)
 
 
 def quick_gelu(input):
