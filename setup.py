@@ -8,10 +8,14 @@ Flags and why:
   the same bits.
 - -fno-math-errno / -fno-trapping-math: no errno writes and no FP traps are
   assumed; neither changes a single result, both let loops vectorise.
-- ISA variants (baseline, AVX2+FMA, AVX-512) are compiled from the same source
-  inside src/gx_kernels.c and chosen at run time on x86-64; aarch64 (Linux,
-  macOS, Windows) builds the baseline and NEON, which every aarch64 CPU has;
-  no flag here names an instruction set (build_flags).  Set
+- ISA paths (baseline, AVX2+FMA, AVX-512) are compiled from the same kernel
+  headers, one compile unit per path (src/isa/<name>.c), and chosen at run
+  time on x86-64; aarch64 (Linux, macOS, Windows) builds the baseline and
+  NEON, which every aarch64 CPU has.  Only a path's own unit gets its
+  instruction set's flags (isa_flags: -mavx2 -mfma -mf16c, MSVC
+  /arch:AVX2); every other file gets the portable flags only (build_flags),
+  so the code that runs before the CPU is checked uses no instruction the
+  CPU may lack.  Set
   GELU_EXT_MARCH_NATIVE=1 to add -march=native (-mcpu=native on aarch64) for a
   build that only runs on this CPU (GCC and clang).
 - Flags per compiler, not per platform (compiler_kind asks the compiler what
@@ -105,6 +109,46 @@ def build_flags(plat=None, machine=None, env=None, compiler=None):
     return compile_args, link_args, define_macros
 
 
+# The ISA units (src/isa/<name>.c, one per row of src/gx_isas.h) and the
+# flags each takes beyond build_flags: the features of its row's TARGET column
+# (tests/test_build_flags.py checks they agree), on x86-64 only; a unit of
+# another architecture compiles to nothing there, with no flag.
+ISA_UNITS = ("baseline", "avx2", "avx512", "neon")
+_X86_FEATURES = {"avx2": ("avx2", "fma", "f16c"),
+                 "avx512": ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx2", "fma", "f16c")}
+_MSVC_ARCH = {"avx2": "/arch:AVX2", "avx512": "/arch:AVX512"}
+
+
+def isa_flags(unit, machine=None, compiler=None, plat=None):
+    """The extra compile args of ISA unit src/isa/<unit>.c (one of
+    ISA_UNITS) for a target, as build_flags takes it: GCC-style -m<feature>
+    for each feature of the unit's row (GCC, clang, Apple clang, mingw-w64),
+    MSVC's /arch:AVX2 or /arch:AVX512 (clang-cl: that and the -m flags, its
+    /arch not being documented to imply FMA and F16C).  [] for the baseline,
+    for NEON (every aarch64 CPU has it) and for a unit of another
+    architecture than `machine`."""
+    plat = sys.platform if plat is None else plat
+    machine = (platform.machine() if machine is None else machine).lower()
+    compiler = default_compiler(plat) if compiler is None else compiler
+    if unit not in ISA_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(ISA_UNITS)}, got {unit!r}")
+    if unit not in _X86_FEATURES or machine not in ("x86_64", "amd64"):
+        return []
+    gnu = [f"-m{f}" for f in _X86_FEATURES[unit]]
+    if compiler == "msvc":
+        return [_MSVC_ARCH[unit]]
+    if compiler == "clang-cl":
+        return [_MSVC_ARCH[unit]] + gnu
+    return gnu
+
+
+def kernel_sources():
+    """The C sources of gelu_ext._ufuncs besides the Cython module: the ISA
+    units (compiled each with isa_flags), then the rest (build_flags only).
+    bench/aarch64.sh and bench/windows.sh build the kernels from this list."""
+    return [f"src/isa/{u}.c" for u in ISA_UNITS] + ["src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"]
+
+
 def _probe_compiler(cc):
     """compiler_kind of the compiler command `cc` (a list), by running it on
     an empty input; None if it cannot be run."""
@@ -136,22 +180,38 @@ def main():
     from setuptools.command.build_ext import build_ext
 
     class build_ext_per_compiler(build_ext):
-        """build_ext with build_flags for the compiler it was given."""
+        """build_ext with build_flags for the compiler it was given, and each
+        ISA unit compiled on its own with its isa_flags added."""
 
         def build_extensions(self):
-            kind = _kind_of(self.compiler)
-            compile_args, link_args, define_macros = build_flags(compiler=kind)
-            print(f"gelu_ext: compiler {kind}: {' '.join(compile_args)}")
+            self._kind = _kind_of(self.compiler)
+            compile_args, link_args, define_macros = build_flags(compiler=self._kind)
+            print(f"gelu_ext: compiler {self._kind}: {' '.join(compile_args)}")
             for ext in self.extensions:
                 ext.extra_compile_args = compile_args
                 ext.extra_link_args = link_args
                 ext.define_macros = list(ext.define_macros or []) + define_macros
             super().build_extensions()
 
+        def build_extension(self, ext):
+            units = [s for s in ext.sources if os.path.dirname(s) == "src/isa"]
+            objects = []
+            for src in units:
+                unit = os.path.splitext(os.path.basename(src))[0]
+                extra = isa_flags(unit, compiler=self._kind)
+                print(f"gelu_ext: {src}: {' '.join(extra) or '(build flags only)'}")
+                objects += self.compiler.compile(
+                    [src], output_dir=self.build_temp, macros=ext.define_macros,
+                    include_dirs=ext.include_dirs, debug=self.debug,
+                    extra_postargs=ext.extra_compile_args + extra, depends=ext.depends)
+            ext.sources = [s for s in ext.sources if s not in units]
+            ext.extra_objects = list(ext.extra_objects or []) + objects
+            super().build_extension(ext)
+
     extensions = [
         Extension(
             "gelu_ext._ufuncs",
-            sources=["src/_ufuncs.pyx", "src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"],
+            sources=["src/_ufuncs.pyx"] + kernel_sources(),
             depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h") + glob.glob("src/tables/*.h")),
             include_dirs=[np.get_include(), "src"],
         ),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The kernels on aarch64, checked bit for bit against this x86-64 build
-# without an ARM machine (issue 24): src/gx_kernels.c, src/gx_pool.c and
-# src/gx_soft_fma.c cross-compiled with the flags setup.py passes on aarch64
-# (build_flags), and bench/bits_harness.c run natively on every x86 path and
+# without an ARM machine (issue 24): the kernel sources (setup.py's
+# kernel_sources: the ISA units, gx_kernels.c, gx_pool.c, gx_soft_fma.c)
+# cross-compiled with the flags setup.py passes on aarch64 (build_flags,
+# isa_flags), and bench/bits_harness.c run natively on every x86 path and
 # under qemu-user.
 #
 #   bench/aarch64.sh               # 2^18 inputs per op x dtype; x86 paths with and
@@ -91,30 +92,25 @@ done
 for target in linux darwin; do
     fl="$linux_flags"
     cc=("$CROSS")
+    plat=linux machine=aarch64 compiler=gcc
     if [ "$target" = darwin ]; then
         fl="$darwin_flags"
+        plat=darwin machine=arm64 compiler=apple-clang
         if [ -n "$(find_clang)" ]; then
             cc=("$(find_clang)" --target=aarch64-linux-gnu)
         else
             fl="$fl -Wno-unknown-pragmas"
         fi
     fi
-    for src in gx_kernels gx_pool gx_soft_fma; do
-        # shellcheck disable=SC2086
-        if ! "${cc[@]}" $fl -fPIC -Isrc -c "src/$src.c" -o "$work/$src.$target.o" 2>"$work/cc.log" ||
-                [ -s "$work/cc.log" ]; then
-            cat "$work/cc.log"
-            echo "FAIL: ${cc[*]} $fl -fPIC -c src/$src.c: errors or warnings above"
-            exit 1
-        fi
-    done
-    echo "== ${cc[*]}: src/gx_kernels.c, src/gx_pool.c, src/gx_soft_fma.c built for $target/aarch64 with no warning"
+    # shellcheck disable=SC2086
+    objs="$(compile_kernels "$work/$target" $plat $machine $compiler "${cc[@]}" $fl -fPIC -Isrc)" || exit 1
+    echo "== ${cc[*]}: ${objs//$work\/$target\//} built for $target/aarch64 with no warning"
 done
 
 # (3) NEON in the float32 table loops of the neon path (lut_*, sig_*): fmla
 # and tbl, one tbl per coefficient (src/simd/neon.h); none is a failure
 neon_count() {  # neon_count MNEMONIC-REGEX -> such instructions in gx_k_(lut|sig)_*_neon
-    aarch64-linux-gnu-objdump -d --no-show-raw-insn "$work/gx_kernels.linux.o" |
+    aarch64-linux-gnu-objdump -d --no-show-raw-insn "$work/linux/neon.o" |
         awk -v re="$1" '/^[0-9a-f]+ <gx_k_(lut|sig)_[a-z0-9_]*_neon[.>]/ {on = 1; next}
                         /^[0-9a-f]+ </ {on = 0}
                         on { split($0, f, "\t"); if (f[2] ~ "^(" re ")$") n++ } END {print n + 0}'
@@ -129,9 +125,11 @@ fi
 
 # (4) the harness, natively and for aarch64
 # shellcheck disable=SC2086
-"$CC" $host_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c src/gx_soft_fma.c -lm -o "$work/bits_x86"
+x86_objs="$(compile_kernels "$work/x86" linux x86_64 gcc "$CC" $host_flags -Isrc)" || exit 1
 # shellcheck disable=SC2086
-"$CROSS" $linux_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c src/gx_soft_fma.c -lm -o "$work/bits_arm"
+"$CC" $host_flags -Isrc bench/bits_harness.c $x86_objs -lm -o "$work/bits_x86"
+# shellcheck disable=SC2086
+"$CROSS" $linux_flags -Isrc bench/bits_harness.c "$work"/linux/*.o -lm -o "$work/bits_arm"
 qrun() { nice "$QEMU" -L "$SYSROOT" "$work/bits_arm" "$@"; }
 
 # Every path of src/gx_isas.h this CPU runs (bits_harness isas: name and

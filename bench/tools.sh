@@ -47,3 +47,35 @@ need_tools() {
         exit 77
     fi
 }
+
+# kernel_units PLAT MACHINE COMPILER -> setup.py's kernel sources
+# (kernel_sources), one per line: the path, then the flags it takes beyond
+# build_flags (an ISA unit's isa_flags; nothing for the others).  Needs $PYTHON.
+kernel_units() {
+    "$PYTHON" -c 'import sys, setup
+plat, machine, compiler = sys.argv[1:4]
+for s in setup.kernel_sources():
+    u = s[len("src/isa/"):-len(".c")] if s.startswith("src/isa/") else None
+    print(s, *(setup.isa_flags(u, machine, compiler, plat) if u else []))' "$1" "$2" "$3"
+}
+
+# compile_kernels DIR PLAT MACHINE COMPILER CC [FLAGS...] -> each kernel source
+# compiled by CC FLAGS into DIR/<name>.o, an ISA unit with its own flags
+# added, as setup.py builds them; prints the objects.  An error or a warning
+# fails (status 1, the compiler's output shown).
+compile_kernels() {
+    local dir="$1" plat="$2" machine="$3" compiler="$4" src extra obj objs=()
+    shift 4
+    mkdir -p "$dir"
+    while read -r src extra; do
+        obj="$dir/$(basename "${src%.c}").o"
+        # shellcheck disable=SC2086
+        if ! "$@" $extra -c "$src" -o "$obj" 2>"$dir/cc.log" || [ -s "$dir/cc.log" ]; then
+            head -n 40 "$dir/cc.log" >&2
+            echo "FAIL: $* $extra -c $src: errors or warnings above" >&2
+            return 1
+        fi
+        objs+=("$obj")
+    done < <(kernel_units "$plat" "$machine" "$compiler")
+    echo "${objs[*]}"
+}

@@ -11,8 +11,8 @@
 # (1) setup.py's flags for win32 with MSVC, clang-cl and mingw-w64
 #     (build_flags): none may name an instruction set (-m..., /arch:).
 # (2) MSVC mode: clang --target=x86_64-pc-windows-msvc and
-#     aarch64-pc-windows-msvc compile src/gx_kernels.c, src/gx_pool.c and
-#     src/gx_soft_fma.c with -Wall, -Wvla and -Wgnu (cl.exe has neither
+#     aarch64-pc-windows-msvc compile the kernel sources (setup.py
+#     kernel_sources, each ISA unit with its isa_flags) with -Wall, -Wvla and -Wgnu (cl.exe has neither
 #     variable-length arrays nor GNU extensions), failing on any warning; that mode
 #     defines _MSC_VER and not __GNUC__, so every MSVC branch of our code
 #     is taken (gx_isas.h's CPUID/XCR0 checks, gx_atomic.h's Interlocked
@@ -125,31 +125,31 @@ for target in x86_64-pc-windows-msvc aarch64-pc-windows-msvc; do
         echo "FAIL: $CLANG --target=$target does not define _MSC_VER alone"
         exit 1
     fi
-    for src in gx_kernels gx_pool gx_soft_fma; do
-        if ! "$CLANG" --target=$target "${msvc_inc[@]}" -O2 -ffp-contract=off -Wall -Wvla -Wgnu \
-                -Isrc -c "src/$src.c" -o "$work/$src.$target.obj" 2>"$work/cc.log" || [ -s "$work/cc.log" ]; then
-            head -n 40 "$work/cc.log"
-            echo "FAIL: $CLANG --target=$target -c src/$src.c: errors or warnings above"
-            exit 1
-        fi
-    done
+    arch="${target%%-*}"
+    # shellcheck disable=SC2086
+    compile_kernels "$work/$target" win32 "$arch" clang "$CLANG" --target=$target "${msvc_inc[@]}" -O2 \
+        -ffp-contract=off -Wall -Wvla -Wgnu -Isrc >/dev/null || exit 1
     # the paths compiled: one kernel per path at least (gx_k_gelu_erf_f32_<isa>)
     want="baseline avx2 avx512"
-    [ "${target%%-*}" = aarch64 ] && want="baseline neon"
-    "$CLANG" --target=$target "${msvc_inc[@]}" -Isrc -E src/gx_kernels.c > "$work/kernels.i"
+    [ "$arch" = aarch64 ] && want="baseline neon"
     for isa in $want; do
+        # shellcheck disable=SC2086
+        "$CLANG" --target=$target "${msvc_inc[@]}" -Isrc $(kernel_units win32 "$arch" clang |
+            awk -v s="src/isa/$isa.c" '$1 == s {$1 = ""; print}') -E "src/isa/$isa.c" > "$work/kernels.i"
         if ! grep -qw "gx_k_gelu_erf_f32_$isa" "$work/kernels.i"; then
             echo "FAIL: MSVC mode ($target) compiles no $isa kernel"
             exit 1
         fi
     done
-    echo "== MSVC mode, $target ($("$CLANG" --version | head -n 1)): gx_kernels.c, gx_pool.c, gx_soft_fma.c" \
+    echo "== MSVC mode, $target ($("$CLANG" --version | head -n 1)): the kernel sources" \
          "compiled with no warning; paths: $want"
 done
 
 # (3) the soft fma against glibc's, then the builds
 # shellcheck disable=SC2086
-"$CC" $host_flags -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c src/gx_soft_fma.c -lm -o "$work/bits_linux"
+linux_objs="$(compile_kernels "$work/linux" linux x86_64 gcc "$CC" $host_flags -Isrc)" || exit 1
+# shellcheck disable=SC2086
+"$CC" $host_flags -Isrc bench/bits_harness.c $linux_objs -lm -o "$work/bits_linux"
 if ! "$work/bits_linux" softfma --n 4000000 > "$work/softfma.txt"; then
     cat "$work/softfma.txt"
     echo "FAIL: gx_soft_fma.h differs from glibc's fma/fmaf"
@@ -160,8 +160,11 @@ for variant in gnu interlocked; do
     extra=""
     [ $variant = interlocked ] && extra="-DGX_ATOMICS_INTERLOCKED=1"
     # shellcheck disable=SC2086
-    if ! "$MINGW" $mingw_flags $extra -Isrc bench/bits_harness.c src/gx_kernels.c src/gx_pool.c \
-            src/gx_soft_fma.c -o "$work/bits_$variant.exe" 2>"$work/cc.log" || [ -s "$work/cc.log" ]; then
+    mingw_objs="$(compile_kernels "$work/mingw-$variant" win32 AMD64 mingw "$MINGW" $mingw_flags $extra -Isrc)" ||
+        exit 1
+    # shellcheck disable=SC2086
+    if ! "$MINGW" $mingw_flags $extra -Isrc bench/bits_harness.c $mingw_objs \
+            -o "$work/bits_$variant.exe" 2>"$work/cc.log" || [ -s "$work/cc.log" ]; then
         head -n 40 "$work/cc.log"
         echo "FAIL: $MINGW $mingw_flags $extra: errors or warnings above"
         exit 1

@@ -1,6 +1,6 @@
 /*
  * gx_k_16bit.h -- the float16 and bfloat16 kernels of every op, per ISA
- * (included by gx_isa_compile.h after the float32 kernels they run).
+ * (included by gx_isa_kernels.h after the float32 kernels they run).
  *
  * 16-bit arrays run the float32 kernels: each block of GX_HALF_B elements is
  * widened (exact), computed, and rounded back once (narrow_run, one block
@@ -24,10 +24,10 @@
  *   5's gathers are slow: 2.9 against 4.2 Gelem/s).
  * The CPU-dependent choices (amd_loops, bf16cvt) are made by the dispatch
  * table: each op has one 16-bit kernel per choice (GX_K16_ROWS), and the
- * row's fill (gx_isa_compile.h) takes the ones the CPU wants.
+ * row's fill (gx_isa_kernels.h) takes the ones the CPU wants.
  */
 #ifndef GX_ISA
-#error "src/gx_k_16bit.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
@@ -219,9 +219,9 @@ static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint1
     gx_intp j = 0;
 #ifdef GX_HAVE_GATHER16
     if (!gather) {
-        /* the baseline's loop (not inlined here, where GCC would vectorise
-         * it into gathers) */
-        gx_k_lut16_baseline(T, x, o, n, 0);
+        /* gx_kernels.c's loop, built without the ISA's flags (here GCC
+         * would vectorise it into gathers) */
+        gx_lut16_plain(T, x, o, n);
         return;
     }
     j = GX_FN(gather16)(T, x, o, n);

@@ -1,12 +1,12 @@
 /*
  * gx_k_forms.h -- the loop forms every dtype's kernels are made of, per ISA
- * (included by gx_isa_compile.h): the elementwise loops around a formula of
+ * (included by gx_isa_kernels.h): the elementwise loops around a formula of
  * gx_math.h that the compiler vectorises for the ISA (GX_UNARY, GX_BINARY),
  * the fused-bias and gated forms that run another kernel a block at a time
  * (GX_BIASED, GX_GATED, GX_DGATED) and ReLU's streaming loop (GX_STREAM).
  */
 #ifndef GX_ISA
-#error "src/gx_k_forms.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/gx_k_forms.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 /* out[i] = EXPR, an expression in X = in[0][i] (GX_BINARY: and V = in[1][i]);
  * X and V name the variables the loop binds for it */
@@ -97,7 +97,7 @@
  * block prefetched first, then the block's vector loop; smaller ones (in
  * cache, where the blocks cost 5-10%) in one plain loop.  On CPUs where the
  * prefetch does not pay, the dispatch table takes the plain GX_UNARY /
- * GX_BINARY loop instead (the amd_loops choice, gx_isa_compile.h).
+ * GX_BINARY loop instead (the amd_loops choice, gx_isa_kernels.h).
  * NIN = 2: G = in[1]; EXPR in X (= in[0]) and G, the names it passes. */
 #ifndef GX_RELU_B
 #define GX_RELU_B 64

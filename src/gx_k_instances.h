@@ -1,11 +1,11 @@
 /*
  * gx_k_instances.h -- which float32 and float64 kernel each op of gx_ops.h
- * runs, per ISA (included by gx_isa_compile.h): the instance lists of the
+ * runs, per ISA (included by gx_isa_kernels.h): the instance lists of the
  * loop forms (gx_k_forms.h) and of the split driver (gx_k_split.h).  The
  * 16-bit kernels are gx_k_16bit.h's, from GX_F32_SPLITS (gx_kdefs.h).
  */
 #ifndef GX_ISA
-#error "src/gx_k_instances.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/gx_k_instances.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* ReLU: the streaming loop, and the plain loop of the amd_loops choice */

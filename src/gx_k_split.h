@@ -1,5 +1,5 @@
 /*
- * gx_k_split.h -- the split driver, per ISA (included by gx_isa_compile.h):
+ * gx_k_split.h -- the split driver, per ISA (included by gx_isa_kernels.h):
  * a float32 or float64 kernel that runs a table loop of gx_loops.h where the
  * table covers an element and the general formula of gx_math.h elsewhere
  * (GX_FN(split_f32), GX_FN(split_f64)), the packing of the elements each
@@ -8,7 +8,7 @@
  * (GX_FULL_FN).
  */
 #ifndef GX_ISA
-#error "src/gx_k_split.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/gx_k_split.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
  * else FULL (the general double formula), i.e. the same bits as the

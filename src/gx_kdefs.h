@@ -1,8 +1,8 @@
 /*
  * gx_kdefs.h -- what every kernel file uses, whatever the ISA: the naming of
  * per-ISA kernels (GX_FN), the bit helpers of the split masks, software
- * prefetch and the block sizes.  Included once by gx_kernels.c before the
- * per-ISA kernels (gx_isa_compile.h).
+ * prefetch and the block sizes, and the names each ISA unit (src/isa/)
+ * exports.  Included by gx_kernels.c and by every unit (gx_isa_unit.h).
  */
 #ifndef GX_KDEFS_H
 #define GX_KDEFS_H
@@ -16,29 +16,9 @@
 #define GX_PASTE3_(a, b, c) a##_##b##_##c
 #define GX_PASTE3(a, b, c) GX_PASTE3_(a, b, c)
 #define GX_FN(name) GX_PASTE3(gx_k, name, GX_ISA)
-#define GX_PRAGMA_(x) _Pragma(#x)
-#define GX_PRAGMA(x) GX_PRAGMA_(x)
 #define GX_IF_0(...)
 #define GX_IF_1(...) __VA_ARGS__
 #define GX_IF(flag) GX_IF_##flag     /* GX_IF(1)(code) is code, GX_IF(0)(code) nothing */
-
-/* The one portable seam for compiling a block of functions for an ISA the
- * build's flags do not name (gx_isa_compile.h, one block per row of
- * GX_ISAS): GCC's push_options + target pragma, which clang ignores; clang's
- * attribute push of target(...) onto every function the block defines.  The
- * intrinsics headers are included before any block (gx_isas.h), so their
- * own functions keep their own attributes.  Elsewhere (MSVC) nothing: its
- * intrinsics need no target. */
-#if defined(__clang__)
-#define GX_TARGET_PUSH(T) GX_PRAGMA(clang attribute push(__attribute__((target(T))), apply_to = function))
-#define GX_TARGET_POP GX_PRAGMA(clang attribute pop)
-#elif defined(__GNUC__)
-#define GX_TARGET_PUSH(T) GX_PRAGMA(GCC push_options) GX_PRAGMA(GCC target(T))
-#define GX_TARGET_POP GX_PRAGMA(GCC pop_options)
-#else
-#define GX_TARGET_PUSH(T)
-#define GX_TARGET_POP
-#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GX_NOINLINE __attribute__((noinline))
@@ -153,11 +133,29 @@ typedef struct {
 } gx_choices;
 
 /* One op's kernels on one ISA row, from which the row's fill picks by the
- * choices above (gx_isa_compile.h); bf16n, bf16n_amd: NULL on a row whose
+ * choices above (gx_fill, gx_kernels.c); bf16n, bf16n_amd: NULL on a row whose
  * ISA has no STORE_BN. */
 typedef struct {
     gx_kernel f32, f64, f16, f16_amd, bf16, bf16_amd, bf16n, bf16n_amd;
 } gx_op_kernels;
+
+/* What an ISA unit (src/isa/<name>.c, one per row of GX_ISAS) exports, its
+ * one visible name, gx_k_unit_<name>: each op's kernels (above); ReLU's
+ * plain loops, the amd_loops choice ([relu, relu_grad][float32, float64]);
+ * the pieces of its float32 tables (8: gx_lut8.h, 32: gx_lut.h). */
+typedef struct {
+    gx_op_kernels ops[GX_NOPS];
+    gx_kernel relu_plain[2][2];
+    int f32_pieces;
+} gx_isa_unit;
+#define GX_ISA_UNIT_DECL(ID, NAME, LEVEL, CPU, TARGET, VREG) \
+    extern const gx_isa_unit GX_PASTE3(gx_k, unit, NAME);
+GX_ISAS(GX_ISA_UNIT_DECL)
+
+/* o[j] = T[x[j]], one load per element: compiled in gx_kernels.c with the
+ * build's own flags, where no gather exists to vectorise it into (the
+ * amd_loops choice of the 16-bit result tables, gx_k_16bit.h). */
+void gx_lut16_plain(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n);
 
 /* The 16-bit path's types (gx_k_16bit.h): a one-pass kernel (x, g or NULL,
  * out, n); a 16-bit type's conversions (widen: exact; narrow: round to

@@ -1,11 +1,12 @@
 /*
- * gx_kernels.c -- compiles the kernels once per row of GX_ISAS (gx_isas.h,
- * through gx_isa_compile.h), picks one row at run time from the CPU's
- * features, fills the dispatch tables for the CPU's loop choices, and runs a
- * contiguous call on gelu_ext's thread pool (gx_pool.c) when it is large
- * enough to pay for threads.
+ * gx_kernels.c -- picks one row of GX_ISAS (gx_isas.h) at run time from the
+ * CPU's features, fills the dispatch tables from the ISA units' fill
+ * functions (src/isa/<row>.c, one compile unit per row, each with its
+ * ISA's flags) for the CPU's loop choices, and runs a contiguous call on
+ * gelu_ext's thread pool (gx_pool.c) when it is large enough to pay for
+ * threads.  This file is compiled with the build's own flags only.
  *
- * The kernel files, each included once per row:
+ * The kernel files, each included once by every unit (gx_isa_kernels.h):
  *   src/simd/<row>.h    the row's primitives (the contract: gx_loops.h)
  *   gx_loops.h          the table loops (float32, 16-bit and float64 lanes)
  *   gx_k_forms.h        elementwise, fused-bias, gated and streaming loops
@@ -43,39 +44,21 @@
 #include <fenv.h>
 #include <stdlib.h>
 
-/* The kernels, once per row of GX_ISAS (gx_isas.h): slot k compiles row k
- * of this architecture, an empty slot nothing. */
 typedef char gx_isa_slots_ok[GX_NISA <= GX_ISA_SLOTS ? 1 : -1];
-#define GX_ISA_ROW GX_ISA_ROW0
-#include "gx_isa_compile.h"
-#undef GX_ISA_ROW
-#define GX_ISA_ROW GX_ISA_ROW1
-#include "gx_isa_compile.h"
-#undef GX_ISA_ROW
-#define GX_ISA_ROW GX_ISA_ROW2
-#include "gx_isa_compile.h"
-#undef GX_ISA_ROW
-#define GX_ISA_ROW GX_ISA_ROW3
-#include "gx_isa_compile.h"
-#undef GX_ISA_ROW
 
 /* The columns of gx_isas.h as arrays indexed by ISA. */
-#define GX_ISA_NAME_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = #NAME,
-#define GX_ISA_TARGET_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = TARGET,
-#define GX_ISA_VREG_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = VREG,
-#define GX_ISA_LEVEL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = LEVEL,
-#define GX_ISA_CPU_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = CPU,
-#define GX_ISA_FILL_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = GX_PASTE3(gx_k, fill, NAME),
-#define GX_ISA_PIECES_ROW(ID, NAME, LEVEL, CPU, TARGET, HEADER, VREG) [ID] = &GX_PASTE3(gx_k, f32_pieces, NAME),
+#define GX_ISA_NAME_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = #NAME,
+#define GX_ISA_TARGET_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = TARGET,
+#define GX_ISA_VREG_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = VREG,
+#define GX_ISA_LEVEL_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = LEVEL,
+#define GX_ISA_CPU_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = CPU,
+#define GX_ISA_UNIT_ROW(ID, NAME, LEVEL, CPU, TARGET, VREG) [ID] = &GX_PASTE3(gx_k, unit, NAME),
 static const char *const gx_isa_name_table[GX_NISA] = { GX_ISAS(GX_ISA_NAME_ROW) };
 static const char *const gx_isa_target_table[GX_NISA] = { GX_ISAS(GX_ISA_TARGET_ROW) };
 static const char *const gx_isa_vreg_table[GX_NISA] = { GX_ISAS(GX_ISA_VREG_ROW) };
 static const int gx_isa_level_table[GX_NISA] = { GX_ISAS(GX_ISA_LEVEL_ROW) };
 static int (*const gx_isa_cpu_table[GX_NISA])(void) = { GX_ISAS(GX_ISA_CPU_ROW) };
-static const int *const gx_isa_pieces_table[GX_NISA] = { GX_ISAS(GX_ISA_PIECES_ROW) };
-static void (*const gx_isa_fill_table[GX_NISA])(gx_kernel t[GX_NOPS][GX_NDT], const gx_choices *c) = {
-    GX_ISAS(GX_ISA_FILL_ROW)
-};
+static const gx_isa_unit *const gx_isa_unit_table[GX_NISA] = { GX_ISAS(GX_ISA_UNIT_ROW) };
 
 #define GX_ISA_IN_TABLE(isa) ((isa) >= 0 && (isa) < GX_NISA)
 int gx_nisa(void) { return GX_NISA; }
@@ -84,7 +67,12 @@ const char *gx_isa_target(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_target
 const char *gx_isa_vreg(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_vreg_table[isa] : NULL; }
 int gx_isa_level(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_level_table[isa] : -1; }
 int gx_isa_cpu(int isa) { return GX_ISA_IN_TABLE(isa) && gx_isa_cpu_table[isa](); }
-int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? *gx_isa_pieces_table[isa] : 0; }
+int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_unit_table[isa]->f32_pieces : 0; }
+
+void gx_lut16_plain(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
+{
+    for (gx_intp j = 0; j < n; j++) o[j] = T[x[j]];
+}
 
 /* The scalar twins of the 8-piece tables over an array (gx_lut8.h): what the
  * float32 table loop of `kernel` computes on a path with those tables, and
@@ -185,9 +173,29 @@ int gx_best_isa(void)
  * 0.76; float16 exact GELU 2.35x from the gathered table.  bf16cvt (AVX-512
  * with AVX512-BF16), AMD Zen 5: bfloat16 exact GELU's gradient 1.18x. */
 static gx_choices gx_cpu_choices;
+/* Dispatch table t from unit u's kernels under the loop choices c. */
+static void gx_fill(gx_kernel t[GX_NOPS][GX_NDT], const gx_isa_unit *u, const gx_choices *c)
+{
+    for (int op = 0; op < GX_NOPS; op++) {
+        const gx_op_kernels *k = &u->ops[op];
+        t[op][GX_F32] = k->f32;
+        t[op][GX_F64] = k->f64;
+        t[op][GX_F16] = c->amd_loops ? k->f16_amd : k->f16;
+        if (c->bf16cvt && k->bf16n)
+            t[op][GX_BF16] = c->amd_loops ? k->bf16n_amd : k->bf16n;
+        else
+            t[op][GX_BF16] = c->amd_loops ? k->bf16_amd : k->bf16;
+    }
+    if (c->amd_loops) {         /* ReLU: the plain loop */
+        for (int d = 0; d < 2; d++) {
+            t[GX_OP_RELU][d == 0 ? GX_F32 : GX_F64] = u->relu_plain[0][d];
+            t[GX_OP_RELU_GRAD][d == 0 ? GX_F32 : GX_F64] = u->relu_plain[1][d];
+        }
+    }
+}
 static void gx_fill_all(void)
 {
-    for (int i = 0; i < GX_NISA; i++) gx_isa_fill_table[i](gx_tables[i], &gx_cpu_choices);
+    for (int i = 0; i < GX_NISA; i++) gx_fill(gx_tables[i], gx_isa_unit_table[i], &gx_cpu_choices);
 }
 
 static void gx_init_tables(void)

@@ -62,7 +62,7 @@
  *   GX_HAVE_GATHER16    GX_FN(gather16)(T, x, o, n): the 16-bit result table
  *                       read with gathers, whole vectors (gx_k_16bit.h)
  *   GX_ISA_FILL(t, c)   a statement run after the row's dispatch table is
- *                       filled (gx_isa_compile.h): it may replace any
+ *                       filled (gx_isa_kernels.h): it may replace any
  *                       t[op][dtype] by a kernel of its own
  *
  * AN ISA WITH TABLES OF ITS OWN.  The loop skeleton (GX_TABLE_LOOP: loads,
@@ -94,7 +94,7 @@
  * (The float64 fetch, GX_F64_PIECE and its set, can be overridden the same way.)
  */
 #ifndef GX_ISA
-#error "src/gx_loops.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/gx_loops.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* ------------------------------------------------ the loop skeleton -- */

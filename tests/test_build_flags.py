@@ -110,3 +110,35 @@ def test_probe_finds_the_compilers_here(cc, kind):
 
 def test_probe_of_a_missing_compiler_is_none():
     assert setup._probe_compiler(["gelu-ext-no-such-compiler"]) is None
+
+
+# ------------------------------------------------------------- ISA units --
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_isa_units_take_their_flags_on_their_architecture_only(case):
+    """Each ISA unit (src/isa/<name>.c) gets its instruction set's flags on
+    x86-64 and none elsewhere; the baseline and NEON units none anywhere."""
+    plat, machine, compiler = case
+    x86 = machine.lower() in ("x86_64", "amd64")
+    assert set(setup.ISA_UNITS) == {Path(s).stem for s in setup.kernel_sources() if "/isa/" in s}
+    for unit in setup.ISA_UNITS:
+        flags = setup.isa_flags(unit, machine, compiler, plat)
+        if unit in ("baseline", "neon") or not x86:
+            assert flags == [], (unit, flags)
+        elif compiler in ("msvc", "clang-cl"):
+            assert flags[0] == {"avx2": "/arch:AVX2", "avx512": "/arch:AVX512"}[unit]
+        else:
+            assert flags and all(f.startswith("-m") for f in flags)
+    with pytest.raises(ValueError, match="unit must be one of"):
+        setup.isa_flags("sse9", machine, compiler, plat)
+
+
+def test_isa_unit_flags_are_the_rows_targets():
+    """setup.py's -m flags of each unit are the TARGET column of its row in
+    src/gx_isas.h (what gelu_ext.show_config reports), for this build's rows."""
+    from gelu_ext import _ufuncs
+    import platform
+    for name, (_, target, _) in _ufuncs._isa_table().items():
+        flags = setup.isa_flags(name, platform.machine(), "gcc", "linux")
+        assert flags == [f"-m{f}" for f in target.split(",") if f], (name, flags, target)
+        assert (Path(SETUP).parent / "src" / "isa" / f"{name}.c").exists()

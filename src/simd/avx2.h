@@ -6,7 +6,7 @@
  * fetch or an exact select.
  */
 #ifndef GX_ISA
-#error "src/simd/avx2.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/simd/avx2.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 #include <immintrin.h>
 

@@ -5,7 +5,7 @@
  * IEEE operation, an exact table fetch or an exact select.
  */
 #ifndef GX_ISA
-#error "src/simd/avx512.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/simd/avx512.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 #include <immintrin.h>
 
@@ -77,9 +77,9 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
  * every other value, NaN payloads included, its bits are vstore_b's
  * (compared on all 2^32 float32 values, AMD Zen 5). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10)
-/* the row's whole target plus avx512bf16: under clang's attribute push a
- * function's own target replaces the pushed one (GCC adds to it) */
-#define GX_BN_TARGET __attribute__((target(GX_ISA_ROW(GX_ISA_COL_TARGET) ",avx512bf16")))
+/* avx512bf16 on top of the unit's flags (GCC and clang add a function's
+ * target to the command line's) */
+#define GX_BN_TARGET __attribute__((target("avx512bf16")))
 static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */

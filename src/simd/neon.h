@@ -35,7 +35,7 @@
  *   arithmetic; gx_kernels.c never changes either).
  */
 #ifndef GX_ISA
-#error "src/simd/neon.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/simd/neon.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 #include <arm_neon.h>
 

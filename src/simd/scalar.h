@@ -6,5 +6,5 @@
  * the rest with the build's own flags (SSE2 on x86-64) is this path.
  */
 #ifndef GX_ISA
-#error "src/simd/scalar.h is not standalone: gx_isa_compile.h includes it once per ISA row (GX_ISA)"
+#error "src/simd/scalar.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif

@@ -1,0 +1,46 @@
+/*
+ * gx_isa_kernels.h -- the kernels of one ISA unit (src/isa/<name>.c, which
+ * defines GX_ISA and includes gx_isa_unit.h and its primitives header
+ * first), and the function that fills a dispatch table with them for the
+ * CPU's loop choices (gx_choices, gx_kdefs.h): GX_FN(fill), i.e.
+ * gx_k_fill_<isa>, with GX_FN(f32_pieces), the unit's only exported names.
+ */
+#ifndef GX_ISA
+#error "src/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"
+#endif
+#include "gx_loops.h"           /* the table loops */
+#include "gx_k_forms.h"         /* elementwise, fused and streaming loop forms */
+#include "gx_k_split.h"         /* the split driver */
+#include "gx_k_instances.h"     /* each op's float32 and float64 kernels */
+#include "gx_k_16bit.h"         /* each op's float16 and bfloat16 kernels */
+
+/* The unit's kernels, the one name it exports (gx_kdefs.h, gx_isa_unit):
+ * data only, so no code of the unit runs before gx_kernels.c has checked
+ * that the CPU has its ISA (the dispatch tables are filled there, by
+ * gx_fill, compiled with the build's own flags).  One initialiser per row of
+ * gx_ops.h; bf16n (bfloat16 stored by the CPU's own conversion,
+ * GX_F32_STORE_BN) is NULL on a row without it. */
+#ifdef GX_F32_STORE_BN
+#define GX_BF16N_KERNELS(KERNEL) GX_FN(KERNEL##_bf16n), GX_FN(KERNEL##_bf16n_amd)
+#else
+#define GX_BF16N_KERNELS(KERNEL) NULL, NULL
+#endif
+#define GX_KERNELS_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)              \
+    [ID] = { GX_FN(KERNEL##_f32), GX_FN(KERNEL##_f64), GX_FN(KERNEL##_f16), \
+             GX_FN(KERNEL##_f16_amd), GX_FN(KERNEL##_bf16), GX_FN(KERNEL##_bf16_amd), \
+             GX_BF16N_KERNELS(KERNEL) },
+const gx_isa_unit GX_FN(unit) = {
+    .ops = { GX_OPS(GX_KERNELS_ROW) },
+    .relu_plain = { { GX_FN(relu_f32_plain), GX_FN(relu_f64_plain) },
+                    { GX_FN(relu_grad_f32_plain), GX_FN(relu_grad_f64_plain) } },
+    /* which float32 tables the unit's table loops read: 8 (gx_lut8.h, a
+     * header that defines GX_F32_TABLES8) or 32 (gx_lut.h); its scalar
+     * twins are those of the same file */
+#ifdef GX_F32_TABLES8
+    .f32_pieces = 8,
+#else
+    .f32_pieces = 32,
+#endif
+};
+#undef GX_KERNELS_ROW
+#undef GX_BF16N_KERNELS

@@ -1,0 +1,27 @@
+/*
+ * gx_isa_unit.h -- what every ISA unit (src/isa/<name>.c) includes first:
+ * the types, tables and formulas its kernels are made of.  The unit then
+ * includes its primitives header (src/simd/<name>.h) and gx_isa_kernels.h.
+ *
+ * One compile unit per ISA, each with that ISA's flags (setup.py,
+ * ISA_FLAGS): the compiler may use the ISA anywhere in the unit, its own
+ * vectorisation of the elementwise loops included.  Everything a unit
+ * defines is static (the shared headers' functions are static inline:
+ * GX_INLINE, gx_math.h) or carries the ISA's name (GX_FN: gx_k_<name>_<isa>),
+ * so the linker can never hand a caller in another unit (the baseline's, or
+ * gx_kernels.c's) this unit's copy of a function: the only names a unit
+ * exports are gx_k_fill_<isa> and gx_k_f32_pieces_<isa> (gx_kdefs.h,
+ * GX_ISA_UNIT_DECL), and tests/test_vectorised.py checks the object code.
+ */
+#ifndef GX_ISA
+#error "src/gx_isa_unit.h: define GX_ISA (the unit's row name in gx_isas.h) before including it"
+#endif
+#include "gx_kernels.h"
+#include "gx_math.h"
+#include "gx_lut.h"
+#include "gx_lut64.h"
+#include "gx_lut8.h"
+#include "gx_atomic.h"
+#include "gx_kdefs.h"
+
+#include <stdlib.h>
