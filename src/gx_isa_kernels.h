@@ -8,7 +8,8 @@
 #ifndef GX_ISA
 #error "src/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"
 #endif
-#include "gx_loops.h"           /* the table loops */
+#include "gx_loop_f32.h"        /* the float32-lane table loops */
+#include "gx_loop_f64.h"        /* the float64-lane table loop */
 #include "gx_k_forms.h"         /* elementwise, fused and streaming loop forms */
 #include "gx_k_split.h"         /* the split driver */
 #include "gx_k_instances.h"     /* each op's float32 and float64 kernels */
@@ -19,8 +20,8 @@
  * that the CPU has its ISA (the dispatch tables are filled there, by
  * gx_fill, compiled with the build's own flags).  One initialiser per row of
  * gx_ops.h; bf16n (bfloat16 stored by the CPU's own conversion,
- * GX_F32_STORE_BN) is NULL on a row without it. */
-#ifdef GX_F32_STORE_BN
+ * GX_HAVE_STORE_BN) is NULL on a row without it. */
+#ifdef GX_HAVE_STORE_BN
 #define GX_BF16N_KERNELS(KERNEL) GX_FN(KERNEL##_bf16n), GX_FN(KERNEL##_bf16n_amd)
 #else
 #define GX_BF16N_KERNELS(KERNEL) NULL, NULL
@@ -33,14 +34,10 @@ const gx_isa_unit GX_FN(unit) = {
     .ops = { GX_OPS(GX_KERNELS_ROW) },
     .relu_plain = { { GX_FN(relu_f32_plain), GX_FN(relu_f64_plain) },
                     { GX_FN(relu_grad_f32_plain), GX_FN(relu_grad_f64_plain) } },
-    /* which float32 tables the unit's table loops read: 8 (gx_lut8.h, a
-     * header that defines GX_F32_TABLES8) or 32 (gx_lut.h); its scalar
-     * twins are those of the same file */
-#ifdef GX_F32_TABLES8
-    .f32_pieces = 8,
-#else
-    .f32_pieces = 32,
-#endif
+    /* which float32 tables the unit's table loops read (the header's
+     * GX_F32_PIECES): 8 (gx_lut8.h) or 32 (gx_lut.h); its scalar twins are
+     * those of the same file */
+    .f32_pieces = GX_F32_PIECES,
 };
 #undef GX_KERNELS_ROW
 #undef GX_BF16N_KERNELS

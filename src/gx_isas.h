@@ -25,7 +25,7 @@
  * baseline is GX_ISA_ROW0 everywhere).  GX_ISAS(X) expands the rows this
  * build has, so a row for another architecture names nothing here.
  *
- * Adding an ISA: its primitives header under src/simd/ (see gx_loops.h, THE
+ * Adding an ISA: its primitives header under src/simd/ (see gx_loop_f32.h, THE
  * PRIMITIVES), its unit src/isa/<NAME>.c with its flags in setup.py, its
  * CPU check function below, and one row in its architecture's block
  * (README, "Adding an ISA").  Up to GX_ISA_SLOTS rows per architecture.

@@ -36,7 +36,7 @@ static GX_NOINLINE void GX_FN(h2f)(const uint16_t *h, float *f, int n)
 {
     int j = 0;
 #ifdef GX_VEC16
-    for (; j + GX_F32_W <= n; j += GX_F32_W) GX_F32_STORE(f + j, GX_F32_LOAD_H(h + j));
+    for (; j + GX_VF_W <= n; j += GX_VF_W) vf_store(f + j, vf_load_h(h + j));
 #endif
     for (; j < n; j++) f[j] = gx_half_to_float(h[j]);
 }
@@ -44,7 +44,7 @@ static GX_NOINLINE void GX_FN(f2h)(const float *f, uint16_t *h, int n)
 {
     int j = 0;
 #ifdef GX_VEC16
-    for (; j + GX_F32_W <= n; j += GX_F32_W) GX_F32_STORE_H(h + j, GX_F32_LOAD(f + j));
+    for (; j + GX_VF_W <= n; j += GX_VF_W) vf_store_h(h + j, vf_load(f + j));
 #endif
     for (; j < n; j++) h[j] = gx_float_to_half(f[j]);
 }
@@ -59,7 +59,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
     for (int j = 0; j < n; j++) h[j] = gx_float_to_bfloat16(f[j]);
 }
 /* The float32 table ops on 16-bit arrays in one pass (ISAs with GX_VEC16):
- * per block of GX_SPLIT_B elements the 16-bit table loop (gx_loops.h,
+ * per block of GX_SPLIT_B elements the 16-bit table loop (gx_loop_f32.h,
  * sig_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
  * its table does not cover, which GX_FN(pack_u16) then packs as they are
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
@@ -74,12 +74,12 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
  * GX_SPLIT16 a kernel: name, NIN inputs, its 16-bit table loop LUT16 over
  * table TAB, the float32 formula FULL, the conversions W and N. */
 #ifdef GX_VEC16
-typedef int (*GX_FN(lut16_loop))(const GX_F32_TABLE_T *, const uint16_t *, const uint16_t *,
+typedef int (*GX_FN(lut16_loop))(const gx_f32_table *, const uint16_t *, const uint16_t *,
                                   uint16_t *, int, uint64_t *);
-/* lut: a 16-bit table loop of gx_loops.h over table tab; full: the float32
+/* lut: a 16-bit table loop of gx_loop_f32.h or gx_loop_f64.h over table tab; full: the float32
  * general formula (GX_FULL_FN); widen, narrow: the type's conversions. */
 GX_INLINE void GX_FN(split16)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n,
-                              int nin, GX_FN(lut16_loop) lut, const GX_F32_TABLE_T *tab,
+                              int nin, GX_FN(lut16_loop) lut, const gx_f32_table *tab,
                               void (*full)(const float *, const float *, float *, int),
                               gx_widen_fn widen, gx_narrow_fn narrow)
 {
@@ -132,7 +132,7 @@ GX_INLINE void GX_FN(split16)(const uint16_t *xp, const uint16_t *gp, uint16_t *
 GX_F32_SPLITS(GX_SPLIT16_ROW)
 #undef GX_SPLIT16_ROW
 /* the same bfloat16 kernels with STORE_BN (the bf16cvt choice) */
-#ifdef GX_F32_STORE_BN
+#ifdef GX_HAVE_STORE_BN
 #define GX_SPLIT16_BN_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
     GX_IF(ONE16)(                                                           \
         GX_SPLIT16(KERNEL##_bn16, NIN, LOOP##_bn, GX_F32_TABLE_OF(TAB32, TAB8), \
@@ -153,7 +153,7 @@ GX_F32_SPLITS(GX_SPLIT16_BN_ROW)
 #define GX_ONE16_BN(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _bn16)
 static const gx_k16 GX_FN(one16_h)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_H) };
 static const gx_k16 GX_FN(one16_b)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_B) };
-#ifdef GX_F32_STORE_BN
+#ifdef GX_HAVE_STORE_BN
 static const gx_k16 GX_FN(one16_bn)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_BN) };
 #endif
 #undef GX_ONE16_H
@@ -167,7 +167,7 @@ static const gx_k16 GX_FN(one16_b)[GX_NOPS] = { NULL };
 
 static const gx_cv16 GX_FN(cv_h) = { GX_FN(h2f), GX_FN(f2h), 0, GX_FN(one16_h) };
 static const gx_cv16 GX_FN(cv_b) = { GX_FN(b2f), GX_FN(f2b), 1, GX_FN(one16_b) };
-#ifdef GX_F32_STORE_BN
+#ifdef GX_HAVE_STORE_BN
 static const gx_cv16 GX_FN(cv_bn) = { GX_FN(b2f), GX_FN(f2b), 1, GX_FN(one16_bn) };
 #endif
 
@@ -299,7 +299,7 @@ static void GX_FN(narrow_run)(const gx_cv16 *cv, int amd, int kind, int base, in
     {                                                                       \
         GX_FN(narrow_run)(&GX_FN(CV), AMD, KIND, BASE, NIN, in, out, n);    \
     }
-#ifdef GX_F32_STORE_BN
+#ifdef GX_HAVE_STORE_BN
 #define GX_K16_BN(KERNEL, KIND, BASE, NIN)                                  \
     GX_K16_ONE(KERNEL, _bf16n, cv_bn, 0, KIND, BASE, NIN)                  \
     GX_K16_ONE(KERNEL, _bf16n_amd, cv_bn, 1, KIND, BASE, NIN)

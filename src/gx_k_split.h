@@ -1,6 +1,6 @@
 /*
  * gx_k_split.h -- the split driver, per ISA (included by gx_isa_kernels.h):
- * a float32 or float64 kernel that runs a table loop of gx_loops.h where the
+ * a float32 or float64 kernel that runs a table loop of gx_loop_f32.h or gx_loop_f64.h where the
  * table covers an element and the general formula of gx_math.h elsewhere
  * (GX_FN(split_f32), GX_FN(split_f64)), the packing of the elements each
  * formula takes (GX_FN(pack_...)/GX_FN(put_...), also used by the 16-bit
@@ -42,11 +42,11 @@
 #endif
 #define GX_ST float
 #define GX_ST_SFX f32
-#define GX_ST_TT GX_F32_TABLE_T
+#define GX_ST_TT gx_f32_table
 #include "gx_k_split_t.h"
 #define GX_ST double
 #define GX_ST_SFX f64
-#define GX_ST_TT GX_F64_TABLE_T
+#define GX_ST_TT gx_lut64
 #include "gx_k_split_t.h"
 #define GX_ST uint16_t          /* the 16-bit one-pass kernels' packing (gx_k_16bit.h) */
 #define GX_ST_SFX u16

@@ -4,7 +4,7 @@
  *   GX_ST      the element type (float, double; uint16_t: the 16-bit
  *              one-pass kernels' packing, which holds the data as it is)
  *   GX_ST_SFX  its suffix in the function names (f32, f64, u16)
- *   GX_ST_TT   the type of its table (GX_F32_TABLE_T, GX_F64_TABLE_T);
+ *   GX_ST_TT   the type of its table (gx_f32_table, gx_lut64);
  *              undefined: no split driver for this type, only its steps
  * It defines GX_FN(pack_SFX), GX_FN(put_SFX) and, with GX_ST_TT,
  * GX_FN(split_SFX).  All are GX_INLINE: every kernel calls its driver with
@@ -88,7 +88,7 @@ GX_INLINE void GX_ST_FN(put)(GX_ST *ob, const int *idx, const GX_ST *rb,
 
 #ifdef GX_ST_TT
 /* The split driver (gx_k_split.h says what it computes): lut, one of the
- * table loops of gx_loops.h, over table tab; full, a general formula
+ * table loops of gx_loop_f32.h, over table tab; full, a general formula
  * (GX_FULL_FN); nin inputs; gate = 1: a gated form, full(x) * up. */
 typedef int (*GX_ST_FN(lut_loop))(const GX_ST_TT *, const GX_ST *, const GX_ST *, GX_ST *, int, uint64_t *);
 typedef void (*GX_ST_FN(full_loop))(const GX_ST *, const GX_ST *, GX_ST *, int);

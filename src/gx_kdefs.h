@@ -38,7 +38,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 #endif
 
 /* Software prefetch for the loops that stream arrays larger than L2 (the
- * table loops of gx_loops.h, ReLU): each touches, GX_PF_BYTES ahead of where
+ * table loops of gx_loop_f32.h, ReLU): each touches, GX_PF_BYTES ahead of where
  * it works, one 64-byte line of every input and of the output (which a store
  * would otherwise fetch for ownership on demand).  Streamed from L3 or
  * memory, a loop with ~26 vector instructions per line keeps too few loads
@@ -83,7 +83,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * loop each runs; one row per kernel:
  *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
  *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
- *   LOOP    its table loop (gx_loops.h)
+ *   LOOP    its table loop (gx_loop_f32.h)
  *   FULL    whose general formula (GX_FULL_FN) takes the rest
  *   GATE    1: a gated form, FULL(gate) * up (the loop multiplies itself)
  *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
@@ -92,11 +92,11 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  *           0: they widen blocks or read the result table
  *   TAB32   its 32-piece table (gx_lut.h): the baseline and AVX-512 paths'
  *   TAB8    its 8-piece table (gx_lut8.h): the AVX2 and NEON paths'
- *           (GX_F32_TABLE_OF, gx_loops.h, picks one per path; gx_twin8 runs
+ *           (GX_F32_TABLE_OF, gx_loop_f32.h, picks one per path; gx_twin8 runs
  *           the scalar twins of TAB8 for the tests)
  * What LOOP computes follows from NIN and GATE: the forward formula (NIN 1),
  * the derivative times g (NIN 2), the forward formula times up (GATE).
- * lut_fwd and lut_gate test only x < -x (GX_F32_BAD1): their tables must be
+ * lut_fwd and lut_gate test only x < -x (vf_bad1, gx_loop_f32.h): their tables must be
  * forward GELU tables (xp = inf, GELU_FWD in src/tables/fit_lut.py); the
  * scalar twins test the whole range, so a mismatch shows as paths that
  * disagree. */
@@ -126,7 +126,7 @@ enum { GX_OPS(GX_KID_ROW_) };
  *   blocks; 16-bit forward result tables read one load per element, not
  *   gathered; forward SiLU on 16-bit data in one pass (gx_k_16bit.h).
  * bf16cvt: the bfloat16 one-pass kernels round with STORE_BN where the ISA
- *   has it (gx_loops.h). */
+ *   has it (gx_loop_f32.h). */
 typedef struct {
     int amd_loops;
     int bf16cvt;

@@ -7,8 +7,9 @@
  * threads.  This file is compiled with the build's own flags only.
  *
  * The kernel files, each included once by every unit (gx_isa_kernels.h):
- *   src/simd/<row>.h    the row's primitives (the contract: gx_loops.h)
- *   gx_loops.h          the table loops (float32, 16-bit and float64 lanes)
+ *   src/simd/<row>.h    the row's primitives (the contract: gx_loop_f32.h)
+ *   gx_loop_f32.h       the float32-lane table loops (float32 and 16-bit data)
+ *   gx_loop_f64.h       the float64-lane table loop
  *   gx_k_forms.h        elementwise, fused-bias, gated and streaming loops
  *   gx_k_split.h        the split driver (table where it covers, else FULL)
  *   gx_k_instances.h    which float32 and float64 kernel each op runs

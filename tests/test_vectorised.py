@@ -1,5 +1,5 @@
 """The kernels' speed rests on the compiler vectorising the scalar formulas of
-src/gx_math.h (and on the intrinsics of src/gx_loops.h and src/simd/): if a change makes
+src/gx_math.h (and on the intrinsics of src/gx_loop_f32.h and src/simd/): if a change makes
 GCC fall back to scalar code, every result is still right and nothing else
 would notice.  This reads the compiled extension back with objdump and counts,
 per kernel function and ISA path, the instructions on that path's vector

@@ -1,64 +1,87 @@
 /*
  * simd/avx512.h -- the primitives of the AVX-512 path (AVX512F/DQ/VL/BW,
  * FMA, F16C): 16 float or 8 double lanes, masks in mask registers.  What
- * each name means is the contract at the top of gx_loops.h; every one is one
- * IEEE operation, an exact table fetch or an exact select.
+ * each function means is the contract at the top of gx_loop_f32.h and
+ * gx_loop_f64.h; every one is one IEEE operation, an exact table fetch or
+ * an exact select.  Included by src/isa/avx512.c only, which is compiled
+ * with the AVX-512 flags.  Beyond the contract: the split's packing
+ * (pack_idx) and the 16-bit result table's gathers (gather16).
  */
 #ifndef GX_ISA
-#error "src/simd/avx512.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/simd/avx512.h is not standalone: src/isa/avx512.c includes it (GX_ISA)"
 #endif
 #include <immintrin.h>
 
 #define GX_VEC 1
+#define GX_VEC16 1
+#define GX_F32_PIECES 32        /* the 32-piece tables (gx_lut.h), two registers each */
 
 /* ----------------------------------------------------- float32 lanes -- */
-#define GX_F32_W 16
-#define GX_F32_V __m512
-#define GX_F32_I __m512i
-#define GX_F32_M __mmask16
-#define GX_F32_LOAD(p) _mm512_loadu_ps(p)
-#define GX_F32_STORE(p, v) _mm512_storeu_ps(p, v)
-#define GX_F32_SET(f) _mm512_set1_ps(f)
-#define GX_F32_ADD(a, b) _mm512_add_ps(a, b)
-#define GX_F32_SUB(a, b) _mm512_sub_ps(a, b)
-#define GX_F32_MUL(a, b) _mm512_mul_ps(a, b)
-#define GX_F32_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define GX_F32_FMS(a, b, c) _mm512_fmsub_ps(a, b, c)
-/* min(|x|, X) for X > 0 in one instruction (AVX512DQ vrangeps: the smaller
- * magnitude, sign cleared): the bits of min(abs(x), X) with min's NaN rule
- * (X), inf included (checked for every class of input) */
-#define GX_F32_ABSMIN(x, X) _mm512_range_ps(x, X, 0x0A)
-#define GX_F32_LO16(v) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(v), 16))
-#define GX_F32_INDEX(t) _mm512_min_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(GX_LUT_MAGIC_BITS + 31))
+#define GX_VF_W 16
+typedef __m512 gx_vf;
+typedef __mmask16 gx_vmf;
+typedef __m512i gx_vif;
 /* a 32-entry table lives in two registers, loaded once per call (the
  * compiler cannot hoist the loads itself: the output might alias the
  * table); one vpermt2ps fetches 16 lanes */
-#define GX_F32_TAB struct { __m512 lo, hi; }
-#define GX_F32_TAB_LOAD(r, tab) ((r).lo = _mm512_load_ps(tab), (r).hi = _mm512_load_ps((tab) + 16))
-#define GX_F32_LUT_IDX __m512i
-#define GX_F32_LUT_PREP(i) (i)
-#define GX_F32_LUT(r, i) _mm512_permutex2var_ps((r).lo, i, (r).hi)
+typedef struct { __m512 lo, hi; } gx_vf_tab;
+typedef __m512i gx_vf_lut_idx;
+
+GX_INLINE gx_vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+GX_INLINE void vf_store(float *p, gx_vf v) { _mm512_storeu_ps(p, v); }
+GX_INLINE gx_vf vf_set(float f) { return _mm512_set1_ps(f); }
+GX_INLINE gx_vf vf_add(gx_vf a, gx_vf b) { return _mm512_add_ps(a, b); }
+GX_INLINE gx_vf vf_sub(gx_vf a, gx_vf b) { return _mm512_sub_ps(a, b); }
+GX_INLINE gx_vf vf_mul(gx_vf a, gx_vf b) { return _mm512_mul_ps(a, b); }
+GX_INLINE gx_vf vf_fma(gx_vf a, gx_vf b, gx_vf c) { return _mm512_fmadd_ps(a, b, c); }
+GX_INLINE gx_vf vf_fms(gx_vf a, gx_vf b, gx_vf c) { return _mm512_fmsub_ps(a, b, c); }
+/* min(|x|, X) for X > 0 in one instruction (AVX512DQ vrangeps: the smaller
+ * magnitude, sign cleared): the bits of min(abs(x), X) with min's NaN rule
+ * (X), inf included (checked for every class of input) */
+GX_INLINE gx_vf vf_absmin(gx_vf x, gx_vf X) { return _mm512_range_ps(x, X, 0x0A); }
+GX_INLINE gx_vf vf_lo16(gx_vf v)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(v), 16));
+}
+GX_INLINE gx_vif vf_index(gx_vf t)
+{
+    return _mm512_min_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(GX_LUT_MAGIC_BITS + 31));
+}
+GX_INLINE gx_vf_tab vf_tab_load(const float *tab)
+{
+    gx_vf_tab r = {_mm512_load_ps(tab), _mm512_load_ps(tab + 16)};
+    return r;
+}
+GX_INLINE gx_vf_lut_idx vf_lut_prep(gx_vif i) { return i; }
+GX_INLINE gx_vf vf_lut(gx_vf_tab r, gx_vf_lut_idx i) { return _mm512_permutex2var_ps(r.lo, i, r.hi); }
 /* the sign mask: here the lanes with the sign bit clear, one test */
-#define GX_F32_SIGNM(x) _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))
+GX_INLINE gx_vmf vf_signm(gx_vf x)
+{
+    return _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+}
 /* selects folded into masked operations (one instruction instead of two) */
-#define GX_F32_SEL1MH(p, h) _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h)
-#define GX_F32_SELNEG(p, M) _mm512_mask_xor_ps(M, p, M, _mm512_set1_ps(-0.0f))
-#define GX_F32_MASKMUL(m, src, a, b) _mm512_mask_mul_ps(src, m, a, b)
+GX_INLINE gx_vf vf_sel1mh(gx_vmf p, gx_vf h) { return _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h); }
+GX_INLINE gx_vf vf_selneg(gx_vmf p, gx_vf M) { return _mm512_mask_xor_ps(M, p, M, _mm512_set1_ps(-0.0f)); }
+GX_INLINE gx_vf vf_maskmul(gx_vmf m, gx_vf src, gx_vf a, gx_vf b) { return _mm512_mask_mul_ps(src, m, a, b); }
 /* fpclass: QNaN, +0, -0, +inf, -inf, SNaN */
-#define GX_F32_SPECIAL(g) _mm512_fpclass_ps_mask(g, 0x9f)
-#define GX_F32_BAD(x, X) _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ)
-#define GX_F32_BAD1(x, NX) _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ)
-#define GX_F32_MBITS(m) ((uint64_t)(m))
+GX_INLINE gx_vmf vf_special(gx_vf g) { return _mm512_fpclass_ps_mask(g, 0x9f); }
+GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ); }
+GX_INLINE gx_vmf vf_bad1(gx_vf x, gx_vf NX) { return _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ); }
+GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)m; }
+GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 
 /* 16-bit data in float32 lanes (exact widening; rounding to nearest even) */
-#define GX_VEC16 1
-#define GX_RNE16 (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-#define GX_F32_LOAD_H(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
-#define GX_F32_LOAD_B(p) _mm512_castsi512_ps(_mm512_slli_epi32(                \
-    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
-#define GX_F32_STORE_H(p, v) _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph(v, GX_RNE16))
+GX_INLINE gx_vf vf_load_h(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+GX_INLINE gx_vf vf_load_b(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
+{
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 /* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
-static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
+GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
 {
     const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
     __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
@@ -68,53 +91,75 @@ static inline void GX_FN(vstore_b)(uint16_t *p, __m512 v)
     r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
 }
-#define GX_F32_STORE_B(p, v) GX_FN(vstore_b)(p, v)
-/* GX_F32_STORE_BN: the same bits with AVX512-BF16's vcvtneps2bf16, one
+/* vf_store_bn: the same bits with AVX512-BF16's vcvtneps2bf16, one
  * instruction for the nine above, in functions compiled with GX_BN_TARGET
  * and taken where the CPU has it (gx_kernels.c, the bf16cvt loop choice).
  * It flushes float32 subnormals to zero, so a vector holding one (a result
- * below 2^-126 in magnitude: never in ordinary data) takes vstore_b; on
- * every other value, NaN payloads included, its bits are vstore_b's
+ * below 2^-126 in magnitude: never in ordinary data) takes vf_store_b; on
+ * every other value, NaN payloads included, its bits are vf_store_b's
  * (compared on all 2^32 float32 values, AMD Zen 5). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10)
+#define GX_HAVE_STORE_BN 1
 /* avx512bf16 on top of the unit's flags (GCC and clang add a function's
  * target to the command line's) */
 #define GX_BN_TARGET __attribute__((target("avx512bf16")))
-static inline GX_BN_TARGET void GX_FN(vstore_bn)(uint16_t *p, __m512 v)
+static inline GX_BN_TARGET void vf_store_bn(uint16_t *p, gx_vf v)
 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */
-        GX_FN(vstore_b)(p, v);
+        vf_store_b(p, v);
         return;
     }
     const __m256bh r = _mm512_cvtneps_pbh(v);
     _mm256_storeu_si256((__m256i *)p, (__m256i)r);
 }
-#define GX_F32_STORE_BN(p, v) GX_FN(vstore_bn)(p, v)
 #endif
 
 /* ----------------------------------------------------- float64 lanes -- */
-#define GX_F64_W 8
-#define GX_F64_V __m512d
-#define GX_F64_M __mmask8
-#define GX_F64_I __m512i
-#define GX_F64_LOAD(p) _mm512_loadu_pd(p)
-#define GX_F64_STORE(p, v) _mm512_storeu_pd(p, v)
-#define GX_F64_SET(f) _mm512_set1_pd(f)
-#define GX_F64_SUB(a, b) _mm512_sub_pd(a, b)
-#define GX_F64_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define GX_F64_FMS(a, b, c) _mm512_fmsub_pd(a, b, c)
-#define GX_F64_ABSMIN(x, X) _mm512_min_pd(_mm512_abs_pd(x), X)
-#define GX_F64_INDEX(t) _mm512_min_epi64(_mm512_cvttpd_epi64(t), _mm512_set1_epi64(15))
-/* a 16-entry table in two registers: one vpermt2pd */
-#define GX_F64_TAB struct { __m512d lo, hi; }
-#define GX_F64_TAB_LOAD(r, tab) ((r).lo = _mm512_load_pd(tab), (r).hi = _mm512_load_pd((tab) + 8))
-#define GX_F64_LUT_IDX __m512i
-#define GX_F64_LUT_PREP(i) (i)
-#define GX_F64_LUT(r, i) _mm512_permutex2var_pd((r).lo, i, (r).hi)
-#define GX_F64_SIGNM(x) _mm512_testn_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN))
-#define GX_F64_SEL1MH(p, h) _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h)
-#define GX_F64_BAD(x, X) _mm512_cmp_pd_mask(_mm512_abs_pd(x), X, _CMP_NLE_UQ)
-#define GX_F64_MBITS(m) ((uint64_t)(m))
+#define GX_VD_W 8
+typedef __m512d gx_vd;
+typedef __mmask8 gx_vmd;
+typedef __m512i gx_vid;
+
+GX_INLINE gx_vd vd_load(const double *p) { return _mm512_loadu_pd(p); }
+GX_INLINE void vd_store(double *p, gx_vd v) { _mm512_storeu_pd(p, v); }
+GX_INLINE gx_vd vd_set(double f) { return _mm512_set1_pd(f); }
+GX_INLINE gx_vd vd_sub(gx_vd a, gx_vd b) { return _mm512_sub_pd(a, b); }
+GX_INLINE gx_vd vd_fma(gx_vd a, gx_vd b, gx_vd c) { return _mm512_fmadd_pd(a, b, c); }
+GX_INLINE gx_vd vd_fms(gx_vd a, gx_vd b, gx_vd c) { return _mm512_fmsub_pd(a, b, c); }
+GX_INLINE gx_vd vd_absmin(gx_vd x, gx_vd X) { return _mm512_min_pd(_mm512_abs_pd(x), X); }
+GX_INLINE gx_vid vd_index(gx_vd t) { return _mm512_min_epi64(_mm512_cvttpd_epi64(t), _mm512_set1_epi64(15)); }
+GX_INLINE gx_vmd vd_signm(gx_vd x)
+{
+    return _mm512_testn_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN));
+}
+GX_INLINE gx_vd vd_sel1mh(gx_vmd p, gx_vd h) { return _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h); }
+GX_INLINE gx_vmd vd_bad(gx_vd x, gx_vd X) { return _mm512_cmp_pd_mask(_mm512_abs_pd(x), X, _CMP_NLE_UQ); }
+GX_INLINE uint64_t vd_mbits(gx_vmd m) { return (uint64_t)m; }
+GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
+/* The fetch: every column of gx_lut64 (GX_LUT64_COL_*) a 16-entry table in
+ * two registers, loaded once per call; one vpermt2pd per column. */
+typedef struct { __m512d lo, hi; } gx_vd_tab;
+typedef struct { gx_vd_tab col[GX_LUT64_NCOL]; } gx_vd_rows;
+typedef __m512i gx_vd_piece;
+GX_INLINE gx_vd_tab vd_tab_load(const double *tab)
+{
+    gx_vd_tab r = {_mm512_load_pd(tab), _mm512_load_pd(tab + 8)};
+    return r;
+}
+GX_INLINE gx_vd_rows vd_rows_load(const gx_lut64 *T)
+{
+    gx_vd_rows R;
+    R.col[GX_LUT64_COL_c] = vd_tab_load(T->c);
+    R.col[GX_LUT64_COL_h] = vd_tab_load(T->h);
+    R.col[GX_LUT64_COL_m1l] = vd_tab_load(T->m1l);
+    for (int q = 0; q < 16; q++) R.col[GX_LUT64_COL_M + q] = vd_tab_load(T->m[q]);
+    return R;
+}
+GX_INLINE gx_vd_piece vd_pieces(const gx_vd_rows *R, gx_vid i) { (void)R; return i; }
+GX_INLINE gx_vd vd_col(const gx_vd_rows *R, gx_vd_piece i, int k)
+{
+    return _mm512_permutex2var_pd(R->col[k].lo, i, R->col[k].hi);
+}
 
 /* ------------------------------------------------------ split helpers -- */
 /* GX_FN(pack_idx): the indices of the wanted elements of a split block
