@@ -123,5 +123,53 @@ def test_the_peers_read_back_avx2(tmp_path):
     assert set(got["not_comparable"]) == expected, got
 
 
-def test_every_isa_path_has_its_peer_settings():
-    assert set(bench.ISA_CAPS) == set(_ufuncs.ISA_NAMES)
+X86_64 = {"baseline": ("default", "SSE4_2"), "avx2": ("avx2", "AVX2"), "avx512": ("avx512", "AVX512")}
+AARCH64 = {"baseline": ("default", None), "neon": ("default", None)}
+
+
+@pytest.mark.parametrize("machine, names, caps", [
+    ("x86_64", ("baseline", "avx2", "avx512"), X86_64),
+    ("AMD64", ("baseline", "avx2", "avx512"), X86_64),
+    ("aarch64", ("baseline", "neon"), AARCH64),
+    ("arm64", ("baseline", "neon"), AARCH64),
+    ("x86_64", ("baseline",), {"baseline": X86_64["baseline"]}),
+    ("riscv64", ("baseline",), {"baseline": ("default", None)}),
+], ids=["x86_64", "windows-amd64", "aarch64", "macos-arm64", "x86_64-baseline-only", "other-arch"])
+def test_the_peer_caps_are_the_architectures_rows_in_the_builds_order(machine, names, caps):
+    got = bench._isa_caps(names, machine)
+    assert got == caps and tuple(got) == names
+
+
+@pytest.mark.parametrize("machine, names, unknown", [
+    ("x86_64", ("baseline", "avx2", "avx512", "avx10"), "'avx10'"),
+    ("aarch64", ("baseline", "neon", "sve", "sve2"), "'sve', 'sve2'"),
+    ("aarch64", ("baseline", "avx2"), "'avx2'"),
+    ("riscv64", ("baseline", "rvv"), "'rvv'"),
+], ids=["x86_64", "aarch64-two", "another-archs-path", "other-arch"])
+def test_a_path_without_peer_caps_is_an_error_naming_it(machine, names, unknown):
+    with pytest.raises(RuntimeError, match=rf"paths without peer caps on '{machine}': {unknown}; add a row"):
+        bench._isa_caps(names, machine)
+
+
+def test_every_isa_path_of_this_build_has_its_peer_settings():
+    assert tuple(bench.ISA_CAPS) == _ufuncs.ISA_NAMES
+
+
+_EXTRA_PATH = """
+import json
+from gelu_ext import _ufuncs
+_ufuncs.ISA_NAMES += ("future_isa",)       # a row added to src/gx_isas.h alone
+try:
+    from gelu_ext.jobs import bench
+except RuntimeError as e:
+    print(json.dumps({"error": str(e)}))
+else:
+    print(json.dumps({"caps": bench.ISA_CAPS}))
+"""
+
+
+def test_a_build_path_without_peer_caps_stops_the_bench_import(tmp_path):
+    # and so this file's collection: a new ISA row cannot pass unnoticed
+    got = _child(_EXTRA_PATH, tmp_path)
+    assert "error" in got, got
+    assert re.search(r"paths without peer caps on '.*': 'future_isa'; add a row", got["error"]), got

@@ -30,6 +30,7 @@ import argparse
 import functools
 import math
 import os
+import platform
 import re
 import sys
 import time
@@ -446,20 +447,42 @@ def _load_torch():
 # name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
 # reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
 # below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
-# One table per architecture, keyed by this build's paths (_ufuncs.ISA_NAMES):
+# One table per architecture, keyed by its paths (src/gx_isas.h's rows):
 # on aarch64 PyTorch's DEFAULT capability is its NEON build (it has no level
 # below) and no XLA cap is set (None), so the baseline row holds ours alone.
-_ISA_CAPS_X86_64 = {
-    "baseline": ("default", "SSE4_2"),
-    "avx2": ("avx2", "AVX2"),
-    "avx512": ("avx512", "AVX512"),
+# Any other architecture builds the baseline alone, and its peers take no cap.
+_ISA_CAPS_BY_ARCH = {
+    "x86-64": {
+        "baseline": ("default", "SSE4_2"),
+        "avx2": ("avx2", "AVX2"),
+        "avx512": ("avx512", "AVX512"),
+    },
+    "aarch64": {
+        "baseline": ("default", None),
+        "neon": ("default", None),
+    },
+    "other": {"baseline": ("default", None)},
 }
-_ISA_CAPS_AARCH64 = {
-    "baseline": ("default", None),
-    "neon": ("default", None),
-}
-ISA_CAPS = next(t for t in (_ISA_CAPS_X86_64, _ISA_CAPS_AARCH64, {name: ("default", None) for name in _ufuncs.ISA_NAMES})
-                if set(t) == set(_ufuncs.ISA_NAMES))
+# platform.machine(), lower-cased, as Linux, macOS and Windows spell it
+_ARCH_OF_MACHINE = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "aarch64", "arm64": "aarch64"}
+
+
+def _isa_caps(names, machine):
+    """The peer caps of a build whose paths are ``names`` on ``machine``: its
+    architecture's rows, in the build's order (a build without some paths,
+    such as one with the baseline alone, takes the rows it has).  A path with
+    no row is an error, not a guess: --isa would hold the peers to nothing
+    and still call the ratio like with like."""
+    arch = _ARCH_OF_MACHINE.get(machine.lower(), "other")
+    table = _ISA_CAPS_BY_ARCH[arch]
+    missing = [name for name in names if name not in table]
+    if missing:
+        raise RuntimeError(f"gelu_ext's paths without peer caps on {machine!r}: {', '.join(map(repr, missing))}; "
+                           f"add a row for each to _ISA_CAPS_BY_ARCH[{arch!r}] in gelu_ext/jobs/bench.py")
+    return {name: table[name] for name in names}
+
+
+ISA_CAPS = _isa_caps(_ufuncs.ISA_NAMES, platform.machine())
 # oneMKL VM's cap per path (MKL_Enable_Instructions, x86-64 only; SSE4_2 is
 # its lowest, as XLA's), and the kernel library its read-back must show.  Kept
 # apart from ISA_CAPS: MKL is x86-64 only and its read-back is a library name.
