@@ -65,7 +65,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
  * (16-bit), and which are widened (W: h2f or b2f), computed by the general
  * formula FULL (float32 results, as in the float32 split), rounded back (N: f2h or
  * f2b) and put back: per element the bits of the block pipeline
- * (narrow_run), which widened a block, ran the float32 kernel and narrowed
+ * (narrow_run), which widens a block, runs the float32 kernel and narrows
  * it.  The widening and rounding run over the packed buffer with the vector
  * conversions on whole vectors (through the scalar gx_half_to_float /
  * gx_float_to_half one by one they would cost float16 forward GELU 29% on

@@ -53,7 +53,7 @@
 #include "gx_k_split_t.h"
 /* FULL: the general double formula (gx_math.h) over an array.  Its own
  * never-inlined function, so it gets the registers to itself (inlined into
- * the driver, the formula's constants spilled to the stack and its loop ran
+ * the driver, the formula's constants spill to the stack and its loop runs
  * 20% slower). */
 #define GX_FULL_FN(name, T, FULL1, GRAD)                                    \
     static GX_NOINLINE void GX_FN(name##_full)(const T *x, const T *g, T *o, int n) \

@@ -167,7 +167,8 @@ GX_INLINE float gx_lut_poly(const gx_lut *T, int i, float d)
  * but C's fmaf(x, B, -M) is at the compiler's mercy: -M = -fmaf(p, d, m_0)
  * becomes one fnmadd, -(p d) - m_0, whose exact zero is +0 where
  * -(p d + m_0) is -0 (GCC wherever the CPU has FMA: aarch64, x86 with
- * -march=native; LLVM on aarch64), and gelu_erf and silu gave +0 for -0.
+ * -march=native; LLVM on aarch64): without copysignf gelu_erf and silu
+ * would give +0 for -0.
  * Elsewhere it changes nothing: for every float32 x != 0 that each forward
  * table covers (all 2^32 checked), fmaf(x, B, -M) already has x's sign. */
 GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)

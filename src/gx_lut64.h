@@ -58,7 +58,7 @@
 /* The same table piece by piece, for vector paths that fetch by loading
  * each lane's piece and transposing (simd/avx2.h: four 2-double loads, two
  * of them inserts, and two unpacks give 2 coefficients for 4 lanes, where a
- * gather per coefficient took 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
+ * gather per coefficient takes 12 cycles on AMD Zen 5).  Row i: c_i, H_i, m1l_i, then
  * m_0 .. m_15, and a zero: the same doubles as the table's columns, written
  * out by src/tables/fit_lut64.py beside them. */
 #define GX_LUT64_ROW 20

@@ -10,8 +10,8 @@
  * (bench/results/ulp_exhaustive.txt has each path).
  *
  * Why a second scheme: a 32-entry table costs AVX2 four vpermps and three
- * blends per coefficient (AVX-512: one vpermt2ps), so the 32-piece loop
- * spent most of its time fetching.  With 8 pieces one vpermps fetches a
+ * blends per coefficient (AVX-512: one vpermt2ps), so a 32-piece AVX2 loop
+ * spends most of its time fetching.  With 8 pieces one vpermps fetches a
  * coefficient, at the price of a higher degree (8 instead of 6) and of a
  * B that follows q within the piece (below).
  *

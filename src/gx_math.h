@@ -259,13 +259,15 @@ GX_INLINE double gx_gelu_erf_f64(double x)
  * reject x < -4.5 and NaN only): x Q(t) = x R(t) exp(-t^2/2) in double,
  * rounded once, for t = |x| > 4.5 and NaN; any other x gives some finite
  * value or +inf, which the split driver overwrites from the table loop.
- * Cheaper and more accurate than the general formula gx_q_parts(t, 0),
- * which it replaces there (AMD Zen 5, AVX-512, all inputs in the tail: 1.17x
- * the elements per second, old and new side by side; every float32 in
- * [-15, -4.5]: max error 0.5002 ULP against 0.516, and 2 subnormal results
- * off by a rounding where the old formula had 304):
+ * Why not the general formula x Q with gx_q_parts(t, 0) (the float32 grade
+ * the derivatives use): on this range this one is cheaper and more accurate
+ * (AMD Zen 5, AVX-512, all inputs in the tail, the two timed side by side:
+ * 1.17x the general formula's elements per second; every float32 in
+ * [-15, -4.5]: max error 0.5002 ULP against its 0.516, and 2 subnormal
+ * results off by a rounding against its 304), because of
  * - R(t) itself, GX_RT32, degree 8 in Y = (t - 4)/(t + 4) on [4.49, 14.5]
- *   (1.4e-11 relative), not g(Y) (1 - Y)/8 on all of [-1, 1);
+ *   (1.4e-11 relative), where the general formula fits g(Y) (1 - Y)/8 on
+ *   all of [-1, 1);
  * - Y from a float32 division in float lanes, before any conversion to
  *   double (one vdivps for 16 elements, not two vdivpd), and one
  *   correction: Y0 = fl32(fl32(t - 4)/fl32(t + 4)) is within 2^-22 of N/D, the
@@ -311,7 +313,8 @@ GX_INLINE float gx_gelu_erf_f32_tail(float xf)
  *   GX_SIG_SILU   w = x                                     (SiLU / swish)
  *   GX_SIG_QUICK  w = 1.702 x                               (quick GELU)
  * so they share one algorithm: the form is a compile-time constant after
- * inlining, and the tanh form's operations (and bits) are those it had alone.
+ * inlining, so each form compiles to its own operations alone (no select on
+ * the form at run time) and gives the bits of a function written for it.
  * 1.702 is not a double: QUICK_HI + QUICK_LO, as 0.044715 above. */
 #define GX_SIG_TANH 0
 #define GX_SIG_SILU 1
@@ -446,8 +449,9 @@ GX_INLINE float gx_quick_gelu_f32(float x) { return gx_xsig_f32(x, GX_SIG_QUICK)
 GX_INLINE double gx_gelu_erf_grad_core(double x, int hp)
 {
     /* float32 grade: clamp where gelu'(x) < 2^-300, so even times the largest
-     * float32 grad (2^128) the product underflows float32 (found by the fuzzer:
-     * clamping at the point where gelu' alone underflows is not enough) */
+     * float32 grad (2^128) the product underflows float32 (clamping where
+     * gelu' alone underflows is not enough: a large grad lifts the product
+     * back into float32's range; tests/test_fuzz.py's grads reach 2^126) */
     double lim = hp ? 40.0 : 24.0;
     double t = fabs(x);
     double tc = t < lim ? t : lim;

@@ -7,7 +7,7 @@
  * static library, whose members are pulled only for names still
  * undefined.  A file of their own, because a definition of fma in the
  * kernels' file would stop the compiler from expanding fma() inline on the
- * vector paths (measured: GCC then called them from the AVX2 and AVX-512
+ * vector paths (measured: GCC then calls them from the AVX2 and AVX-512
  * kernels too).
  */
 #include "gx_soft_fma.h"

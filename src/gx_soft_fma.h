@@ -1,10 +1,10 @@
 /*
  * gx_soft_fma.h -- a correctly rounded fused multiply-add in software, for
  * the C libraries whose fma/fmaf are not: mingw-w64's (libmingwex, linked
- * statically into every mingw-w64 build) rounds twice -- bench/windows.sh
- * found 1-ulp differences from the Linux build on every op of the x86
- * baseline path, and a float test of 2 million random triples 575206 wrong
- * results.  Where GX_SOFT_FMA is 1 (mingw-w64), gx_soft_fma.c defines fma
+ * statically into every mingw-w64 build) rounds twice: with it the x86
+ * baseline path differs from the Linux build by 1 ulp on every op
+ * (bench/windows.sh), and a float test of 2 million random triples gives
+ * 575206 wrong results.  Where GX_SOFT_FMA is 1 (mingw-w64), gx_soft_fma.c defines fma
  * and fmaf with these, so the extension links them instead of the
  * library's; the vector paths never call either (under an FMA target the
  * compiler expands the kernels' fma() into the instruction, and
