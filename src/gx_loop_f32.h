@@ -58,9 +58,15 @@
  *   cleared (gx_lut8_half)
  *   16-bit data in float lanes (GX_VEC16):
  *   vf_load_h(p), vf_load_b(p)    W float16 / bfloat16 values widened (exact)
- *   vf_store_h(p, v), vf_store_b(p, v)  rounded to float16 (round to
- *                         nearest even, as gx_float_to_half) / bfloat16
- *                         (gx_float_to_bfloat16)
+ *   vf_store_h(p, v)      rounded to float16 (round to nearest even, as
+ *                         gx_float_to_half)
+ *   32-bit integer lanes, for the bfloat16 rounding (vf_store_b, below,
+ *   gx_float_to_bfloat16's formula written once for every ISA):
+ *   gx_vu, gx_vmu         the types: integer vector, its compare mask
+ *   vf_bits(v)            v's bits; vu_set(c): c in every lane
+ *   vu_add vu_and vu_or (a, b), vu_shr16(a): a >> 16 (logical)
+ *   vu_gt(a, b)           a > b, for a, b < 2^31; vu_sel(m, a, b): m ? a : b
+ *   vu_store16(p, v)      W uint16 from lanes v <= 0xffff
  *   vf_store_bn(p, v)     optional (GX_HAVE_STORE_BN): vf_store_b's bits by
  *                         another instruction, in functions compiled with
  *                         GX_BN_TARGET; kernels with it are the bf16cvt loop
@@ -230,6 +236,17 @@ GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int G, int
     return gx_body32(R, xv, gv, G, S, bm);
 }
 #endif
+
+/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes: round to nearest
+ * even by adding 0x7fff + the kept part's lowest bit, NaN kept quiet with
+ * its sign and top payload bits */
+GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
+{
+    const gx_vu u = vf_bits(v), hi = vu_shr16(u);
+    const gx_vu r = vu_shr16(vu_add(u, vu_add(vu_set(0x7fff), vu_and(hi, vu_set(1)))));
+    const gx_vmu nan = vu_gt(vu_and(u, vu_set(0x7fffffff)), vu_set(0x7f800000));
+    vu_store16(p, vu_sel(nan, vu_or(hi, vu_set(0x40)), r));
+}
 
 /* W elements of storage ST at p, widened to float lanes, and back */
 GX_INLINE gx_vf gx_vf_in(const void *p, int st)

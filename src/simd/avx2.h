@@ -85,17 +85,21 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
-GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+typedef __m256i gx_vu;
+typedef __m256i gx_vmu;
+GX_INLINE gx_vu vf_bits(gx_vf v) { return _mm256_castps_si256(v); }
+GX_INLINE gx_vu vu_set(uint32_t c) { return _mm256_set1_epi32((int)c); }
+GX_INLINE gx_vu vu_add(gx_vu a, gx_vu b) { return _mm256_add_epi32(a, b); }
+GX_INLINE gx_vu vu_and(gx_vu a, gx_vu b) { return _mm256_and_si256(a, b); }
+GX_INLINE gx_vu vu_or(gx_vu a, gx_vu b) { return _mm256_or_si256(a, b); }
+GX_INLINE gx_vu vu_shr16(gx_vu a) { return _mm256_srli_epi32(a, 16); }
+/* a, b < 2^31 (the contract), so the signed compare is the unsigned one */
+GX_INLINE gx_vmu vu_gt(gx_vu a, gx_vu b) { return _mm256_cmpgt_epi32(a, b); }
+GX_INLINE gx_vu vu_sel(gx_vmu m, gx_vu a, gx_vu b) { return _mm256_blendv_epi8(b, a, m); }
+GX_INLINE void vu_store16(uint16_t *p, gx_vu v)         /* v <= 0xffff */
 {
-    const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
-                                  _mm256_and_si256(hi, _mm256_set1_epi32(1)))), 16);
-    /* |u| <= 0x7fffffff, so the signed compare is the unsigned one */
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                           _mm256_set1_epi32(0x7f800000));
-    r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-    r = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);   /* r <= 0xffff */
+    const __m256i r = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08);
     _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
 }
 

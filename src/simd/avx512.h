@@ -80,17 +80,18 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes */
-GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
-{
-    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-                                  _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                  _mm512_set1_epi32(0x7f800000));
-    r = _mm512_mask_or_epi32(r, nan, hi, _mm512_set1_epi32(0x40));
-    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
-}
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+typedef __m512i gx_vu;
+typedef __mmask16 gx_vmu;
+GX_INLINE gx_vu vf_bits(gx_vf v) { return _mm512_castps_si512(v); }
+GX_INLINE gx_vu vu_set(uint32_t c) { return _mm512_set1_epi32((int)c); }
+GX_INLINE gx_vu vu_add(gx_vu a, gx_vu b) { return _mm512_add_epi32(a, b); }
+GX_INLINE gx_vu vu_and(gx_vu a, gx_vu b) { return _mm512_and_si512(a, b); }
+GX_INLINE gx_vu vu_or(gx_vu a, gx_vu b) { return _mm512_or_si512(a, b); }
+GX_INLINE gx_vu vu_shr16(gx_vu a) { return _mm512_srli_epi32(a, 16); }
+GX_INLINE gx_vmu vu_gt(gx_vu a, gx_vu b) { return _mm512_cmpgt_epu32_mask(a, b); }
+GX_INLINE gx_vu vu_sel(gx_vmu m, gx_vu a, gx_vu b) { return _mm512_mask_blend_epi32(m, b, a); }
+GX_INLINE void vu_store16(uint16_t *p, gx_vu v) { _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(v)); }
 /* vf_store_bn: the same bits with AVX512-BF16's vcvtneps2bf16, one
  * instruction for the nine above, in functions compiled with GX_BN_TARGET
  * and taken where the CPU has it (gx_kernels.c, the bf16cvt loop choice).
@@ -103,6 +104,7 @@ GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
 /* avx512bf16 on top of the unit's flags (GCC and clang add a function's
  * target to the command line's) */
 #define GX_BN_TARGET __attribute__((target("avx512bf16")))
+GX_INLINE void vf_store_b(uint16_t *p, gx_vf v);   /* gx_loop_f32.h */
 static inline GX_BN_TARGET void vf_store_bn(uint16_t *p, gx_vf v)
 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */

@@ -168,20 +168,26 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     vst1q_u16(p, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(v.val[0]), v.val[1])));
 }
-/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes, 4 at a time */
-GX_INLINE uint16x4_t gx_neon_bf16(float32x4_t v)
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+typedef uint32x4x2_t gx_vu;
+typedef uint32x4x2_t gx_vmu;
+GX_INLINE uint32x4_t gx_neon_shr16(uint32x4_t a) { return vshrq_n_u32(a, 16); }
+GX_NEON_PAIR1(vf_bits, gx_vu, gx_vf, gx_neon_u)
+GX_NEON_PAIR2(vu_add, gx_vu, gx_vu, gx_vu, vaddq_u32)
+GX_NEON_PAIR2(vu_and, gx_vu, gx_vu, gx_vu, vandq_u32)
+GX_NEON_PAIR2(vu_or, gx_vu, gx_vu, gx_vu, vorrq_u32)
+GX_NEON_PAIR1(vu_shr16, gx_vu, gx_vu, gx_neon_shr16)
+GX_NEON_PAIR2(vu_gt, gx_vmu, gx_vu, gx_vu, vcgtq_u32)
+GX_NEON_PAIR3(vu_sel, gx_vu, gx_vmu, gx_vu, gx_vu, vbslq_u32)
+GX_INLINE gx_vu vu_set(uint32_t c)
 {
-    const uint32x4_t u = gx_neon_u(v);
-    const uint16x4_t hi = vshrn_n_u32(u, 16);
-    const uint16x4_t r = vshrn_n_u32(vaddq_u32(u, vaddq_u32(vdupq_n_u32(0x7fff),
-                                     vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1)))), 16);
-    const uint16x4_t nan = vmovn_u32(vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffff)),
-                                               vdupq_n_u32(0x7f800000)));
-    return vbsl_u16(nan, vorr_u16(hi, vdup_n_u16(0x40)), r);
+    gx_vu r;
+    r.val[0] = r.val[1] = vdupq_n_u32(c);
+    return r;
 }
-GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
+GX_INLINE void vu_store16(uint16_t *p, gx_vu v)         /* v <= 0xffff */
 {
-    vst1q_u16(p, vcombine_u16(gx_neon_bf16(v.val[0]), gx_neon_bf16(v.val[1])));
+    vst1q_u16(p, vcombine_u16(vmovn_u32(v.val[0]), vmovn_u32(v.val[1])));
 }
 
 /* ----------------------------------------------------- float64 lanes -- */
