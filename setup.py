@@ -71,9 +71,8 @@ def build_flags(plat=None, machine=None, env=None, compiler=None):
     "win32"), machine a platform.machine() one ("x86_64", "AMD64", "aarch64",
     "arm64"), compiler one of COMPILERS; they default to this machine's, the
     platform's default compiler (default_compiler), env to os.environ.  No
-    flag names an instruction set: the AVX2 and AVX-512 paths are compiled
-    by target attributes inside src/gx_kernels.c (GX_TARGET_PUSH), so every
-    build gets the portable flags only.  bench/aarch64.sh and
+    flag names an instruction set: the AVX2 and AVX-512 units add their own
+    (isa_flags), every other file takes these only.  bench/aarch64.sh and
     bench/windows.sh cross-compile the kernels with what this returns."""
     plat = sys.platform if plat is None else plat
     machine = (platform.machine() if machine is None else machine).lower()

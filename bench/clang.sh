@@ -2,8 +2,8 @@
 # The extension built with clang (issue 30): every ISA path this CPU runs
 # gives the GCC build's bits, and the tests of what bits do not show pass on
 # the clang build.  clang is what every Intel Mac (Apple clang) and
-# `CC=clang` users build with; it ignores `#pragma GCC target`, so the
-# per-ISA blocks go through GX_TARGET_PUSH (src/gx_kdefs.h).
+# `CC=clang` users build with; each ISA unit (src/isa/) gets its flags from
+# setup.py (isa_flags) whatever the compiler.
 #
 #   PYTHON=python bench/clang.sh            # $PYTHON: an interpreter with the GCC build
 #                                           # of gelu_ext and its test extra installed

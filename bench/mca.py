@@ -6,7 +6,7 @@ Usage::
 
     python bench/mca.py gx_k_lut_fwd_avx2                  # the installed extension
     python bench/mca.py gx_k_lut_fwd_avx2 --mcpu znver3,skylake --lanes 8
-    python bench/mca.py gx_k_lut_fwd_neon --obj build/aarch64/gx_kernels.o \\
+    python bench/mca.py gx_k_lut_fwd_neon --obj build/aarch64/neon.o \\
         --triple aarch64 --mcpu neoverse-n1,apple-a14 --lanes 4
     python bench/mca.py gx_k_lut_fwd_baseline --obj ... --triple aarch64 --lanes 1 --take b.ls
 

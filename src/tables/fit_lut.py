@@ -129,7 +129,7 @@ def dq_quick(a):
 
 # Degree: GELU needs 6 (degree 5 leaves 4e-8, too much of the ULP budget);
 # the sigmoid family reaches the float32 coefficients' own floor (~7e-9) at 5,
-# and its kernels skip the zero m_6 (gx_loops.h, GX_F32_TABLE_BODY's S).
+# and its kernels skip the zero m_6 (gx_loop_f32.h, gx_body32's S).
 GELU = Family(4.5, True, q_erf, 6)
 # The forward tables also cover x > 4.5 -- half of the elements beyond the
 # tables, which took the general double formula -- in their last piece:
