@@ -140,32 +140,6 @@ static int gx_env_threads(void)
 static gx_once_t gx_once = GX_ONCE_INIT;
 static int gx_default = 1;
 
-/* Everything below is guarded by gx_lk.  gx_next is only touched atomically;
- * gx_gen, gx_joined and gx_waiting are written atomically under gx_lk
- * because spinning threads and the chunk loop also read them unlocked. */
-static gx_mutex_t gx_lk = GX_MUTEX_INIT;
-static gx_cond_t gx_wake = GX_COND_INIT;   /* workers: a job opened */
-static gx_cond_t gx_idle = GX_COND_INIT;   /* owner: last worker left */
-static gx_cond_t gx_slot = GX_COND_INIT;   /* callers: a slot freed */
-static int gx_nworkers;         /* worker threads alive */
-static int gx_busy;             /* a job owns the pool */
-static int gx_open;             /* ... and still takes workers */
-static long gx_gen;             /* job number, so a worker joins a job once;
-                                 * also read without the lock by spinning workers */
-static int gx_sleeping;         /* workers asleep on gx_wake */
-static int gx_owner_sleeping;   /* the owner is asleep on gx_idle */
-static long long gx_stall_t;    /* time of the last stall; 0: not backing off */
-static long gx_stall_calls;     /* calls run serially since */
-static long gx_backoff = GX_BACKOFF_MIN_CALLS;
-static int gx_want;             /* workers the job may take */
-static long gx_joined;          /* workers inside the job now (atomic) */
-static int gx_running;          /* threads computing large calls: callers + joined workers */
-static long gx_waiting;         /* callers sleeping for a slot (atomic) */
-static int gx_job_nt;           /* the owner's thread count */
-static long long gx_job_cpu_ns;  /* CPU ns workers spent in the job's chunks; -1: unknown */
-static long long gx_job_done_ns;  /* when the last worker left the job */
-static gx_pool_intp gx_job_witems;  /* items workers computed in the job */
-static int gx_owner_core = -1;  /* the core the owner opened the job on (-1: unknown) */
 /* A worker's place in a job (gx_slot_t.state, atomic): a worker between
  * chunks (IN) can be cut loose by the owner (CUT), a worker holding a chunk
  * (CHUNK) is waited for; see gx_run_chunks and gx_cut_loose. */
@@ -181,13 +155,61 @@ typedef struct {
     cpu_set_t home;             /* its affinity, read while it is out of jobs */
 #endif
 } gx_slot_t;
-static gx_slot_t gx_slots[GX_POOL_MAX];
-static gx_pool_fn gx_job_fn;
-static void *gx_job_ctx;
-static gx_pool_intp gx_job_n, gx_job_chunk, gx_job_nchunks;
-static gx_pool_intp gx_next;    /* next unclaimed chunk */
-static long long gx_t_open;      /* when the job was opened */
-static long long gx_st[GX_POOL_NSTATS];     /* the counters of gx_pool_stats */
+
+/* Where the pool is in a job's life (the table at the top of this file). */
+typedef enum { GX_IDLE, GX_OPEN, GX_CLOSING } gx_phase_t;
+
+/* What the owner publishes when it opens a job; a worker copies it. */
+typedef struct {
+    gx_pool_fn fn;
+    void *ctx;
+    gx_pool_intp n, chunk, nchunks;
+    int nt;                     /* the owner's thread count */
+    int want;                   /* workers the job may take */
+    int owner_core;             /* the core the owner opened it on (-1: unknown) */
+    long long t_open;           /* when it was opened */
+} gx_job_t;
+
+/* Everything the pool knows, in one place, so that a fork()ed child can
+ * start from a fresh one (gx_atfork_child).  Guarded by lk; `next` and
+ * `witems` are only touched atomically; gen, joined and waiting are written
+ * atomically under lk because spinning threads and the chunk loop also read
+ * them unlocked. */
+typedef struct {
+    gx_mutex_t lk;
+    gx_cond_t wake;             /* workers: a job opened */
+    gx_cond_t idle;             /* owner: last worker left */
+    gx_cond_t slot;             /* callers: a slot freed */
+    gx_phase_t phase;
+    long gen;                   /* job number, so a worker joins a job once */
+    int nworkers;               /* worker threads alive */
+    int sleeping;               /* workers asleep on wake */
+    int owner_sleeping;         /* the owner is asleep on idle */
+    int callers;                /* callers computing large calls: the owner and those alone */
+    long joined;                /* workers inside the job now */
+    long waiting;               /* callers sleeping for a slot */
+    gx_job_t job;
+    gx_pool_intp next;          /* the job's next unclaimed chunk */
+    gx_pool_intp witems;        /* items workers computed in the job */
+    long long cpu_ns;           /* CPU ns workers spent in the job's chunks; -1: unknown */
+    long long done_ns;          /* when the last worker left the job */
+    long long stall_t;          /* time of the last stall; 0: not backing off */
+    long stall_calls;           /* calls run serially since */
+    long backoff;               /* calls to run serially after a stall */
+    long long st[GX_POOL_NSTATS];   /* the counters of gx_pool_stats */
+    gx_slot_t slots[GX_POOL_MAX];
+} gx_pool_t;
+#define GX_POOL_FRESH {.lk = GX_MUTEX_INIT, .wake = GX_COND_INIT, .idle = GX_COND_INIT, \
+                       .slot = GX_COND_INIT, .backoff = GX_BACKOFF_MIN_CALLS}
+static gx_pool_t gx_pool = GX_POOL_FRESH;
+
+/* Threads computing large calls: callers and the workers in the job (under lk). */
+static int gx_running(void) { return gx_pool.callers + (int)gx_pool.joined; }
+
+static void gx_note_running(void)
+{
+    if (gx_running() > gx_pool.st[GX_POOL_MAX_RUNNING]) gx_pool.st[GX_POOL_MAX_RUNNING] = gx_running();
+}
 
 /* Take and compute chunks until none is left; returns the items computed.
  * A worker (me != NULL) claims each chunk by moving its state from IN to
@@ -201,7 +223,7 @@ static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_p
     for (;;) {
         if (me && !GX_ACAS(&me->state, GX_W_IN, GX_W_CHUNK))
             return done;            /* cut loose */
-        gx_pool_intp i = GX_AADD_INTP(&gx_next, 1, SEQ_CST);
+        gx_pool_intp i = GX_AADD_INTP(&gx_pool.next, 1, SEQ_CST);
         if (i >= nchunks) {
             if (me) GX_ASTORE(&me->state, GX_W_IN, RELEASE);
             return done;
@@ -210,11 +232,11 @@ static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_p
         fn(ctx, lo, hi);
         done += hi - lo;
         if (!me) continue;
-        GX_AADD_INTP(&gx_job_witems, hi - lo, RELAXED);
+        GX_AADD_INTP(&gx_pool.witems, hi - lo, RELAXED);
         GX_ASTORE(&me->state, GX_W_IN, RELEASE);
         /* a caller is sleeping for a slot: hand it ours; the job's owner
          * and any other worker finish the chunks */
-        if (GX_ALOAD(&gx_waiting, RELAXED)) return done;
+        if (GX_ALOAD(&gx_pool.waiting, RELAXED)) return done;
     }
 }
 
@@ -239,7 +261,7 @@ static long gx_gettid(void)
 }
 
 /* Pull the workers still holding a chunk onto the owner's core `cpu` (under
- * gx_lk), as the owner, out of chunks, is about to sleep until they finish:
+ * gx_pool.lk), as the owner, out of chunks, is about to sleep until they finish:
  * a worker that has not finished its chunk in twice a chunk's time is
  * almost always off its core (descheduled for another process's or
  * runtime's time slice, milliseconds), and the owner's core is about to be
@@ -253,8 +275,8 @@ static int gx_pull_stragglers(int cpu)
     if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
     CPU_ZERO(&here);
     CPU_SET(cpu, &here);
-    for (int i = 0; i < gx_nworkers; i++) {
-        gx_slot_t *w = &gx_slots[i];
+    for (int i = 0; i < gx_pool.nworkers; i++) {
+        gx_slot_t *w = &gx_pool.slots[i];
         if (GX_ALOAD(&w->state, ACQUIRE) != GX_W_CHUNK || w->pulled || w->tid <= 0 ||
             !w->home_ok || !CPU_ISSET(cpu, &w->home))
             continue;
@@ -268,7 +290,7 @@ static int gx_pull_stragglers(int cpu)
     return k;
 }
 
-/* Cut loose every worker of the job that is between chunks (under gx_lk,
+/* Cut loose every worker of the job that is between chunks (under gx_pool.lk,
  * the owner out of chunks): it claims nothing more (gx_run_chunks) and the
  * owner stops counting it, so the owner waits only for chunks being
  * computed -- not for a worker descheduled before its first chunk or
@@ -278,10 +300,9 @@ static int gx_pull_stragglers(int cpu)
  * leaves its chunk loop and leaves without the job's accounting. */
 static void gx_cut_loose(void)
 {
-    for (int i = 0; i < gx_nworkers; i++) {
-        if (GX_ACAS(&gx_slots[i].state, GX_W_IN, GX_W_CUT)) {
-            GX_AADD(&gx_joined, -1, RELEASE);
-            gx_running--;
+    for (int i = 0; i < gx_pool.nworkers; i++) {
+        if (GX_ACAS(&gx_pool.slots[i].state, GX_W_IN, GX_W_CUT)) {
+            GX_AADD(&gx_pool.joined, -1, RELEASE);
         }
     }
 }
@@ -313,8 +334,9 @@ static int gx_leave_core(gx_slot_t *me, int cpu)
 #endif
 }
 
-#define GX_JOINABLE(seen) (gx_open && gx_gen != (seen) && gx_joined < gx_want && \
-                           gx_running < gx_job_nt && gx_waiting == 0)
+#define GX_JOINABLE(seen) (gx_pool.phase == GX_OPEN && gx_pool.gen != (seen) && \
+                           gx_pool.joined < gx_pool.job.want && gx_running() < gx_pool.job.nt && \
+                           gx_pool.waiting == 0)
 
 /* Spin (without the lock) until *p != v or ns have passed; returns the last
  * value read.  The bounded spin before sleeping exists because waking a
@@ -360,61 +382,59 @@ static void gx_read_home(gx_slot_t *me)
 
 static void gx_worker(size_t slot)
 {
-    gx_slot_t *me = &gx_slots[slot];
+    gx_slot_t *me = &gx_pool.slots[slot];
     long seen;
     gx_read_home(me);
-    gx_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_pool.lk);
     seen = me->seen0;
     me->tid = gx_gettid();
     for (;;) {
         if (!GX_JOINABLE(seen)) {
-            long g = gx_gen;
-            gx_mutex_unlock(&gx_lk);
-            gx_spin_while(&gx_gen, g, GX_SPIN_NS);
-            gx_mutex_lock(&gx_lk);
+            long g = gx_pool.gen;
+            gx_mutex_unlock(&gx_pool.lk);
+            gx_spin_while(&gx_pool.gen, g, GX_SPIN_NS);
+            gx_mutex_lock(&gx_pool.lk);
             while (!GX_JOINABLE(seen)) {
-                gx_sleeping++;
-                gx_cond_wait(&gx_wake, &gx_lk);
-                gx_sleeping--;
+                gx_pool.sleeping++;
+                gx_cond_wait(&gx_pool.wake, &gx_pool.lk);
+                gx_pool.sleeping--;
             }
         }
-        seen = gx_gen;
-        GX_AADD(&gx_joined, 1, RELAXED);   /* read unlocked by a spinning owner */
+        seen = gx_pool.gen;
+        GX_AADD(&gx_pool.joined, 1, RELAXED);   /* read unlocked by a spinning owner */
         GX_ASTORE(&me->state, GX_W_IN, RELEASE);
-        gx_running++;
-        gx_st[GX_POOL_HELPED]++;
-        gx_st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_t_open;
-        if (gx_running > gx_st[GX_POOL_MAX_RUNNING]) gx_st[GX_POOL_MAX_RUNNING] = gx_running;
+        gx_pool.st[GX_POOL_HELPED]++;
+        gx_pool.st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_pool.job.t_open;
+        gx_note_running();
         {
-            gx_pool_fn fn = gx_job_fn;
-            void *ctx = gx_job_ctx;
-            gx_pool_intp n = gx_job_n, chunk = gx_job_chunk, nchunks = gx_job_nchunks;
-            int owner_core = gx_owner_core, moved, cut, pulled;
+            gx_pool_fn fn = gx_pool.job.fn;
+            void *ctx = gx_pool.job.ctx;
+            gx_pool_intp n = gx_pool.job.n, chunk = gx_pool.job.chunk, nchunks = gx_pool.job.nchunks;
+            int owner_core = gx_pool.job.owner_core, moved, cut, pulled;
             long long c0, cpu;
-            gx_mutex_unlock(&gx_lk);
+            gx_mutex_unlock(&gx_pool.lk);
             moved = gx_leave_core(me, owner_core);
             c0 = gx_thread_cpu_ns();
             gx_run_chunks(fn, ctx, n, chunk, nchunks, me);
             cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;   /* no system call under the lock */
-            gx_mutex_lock(&gx_lk);
-            gx_st[GX_POOL_MOVED] += moved;
+            gx_mutex_lock(&gx_pool.lk);
+            gx_pool.st[GX_POOL_MOVED] += moved;
             pulled = me->pulled;
             cut = GX_AXCHG(&me->state, GX_W_OUT, ACQ_REL) == GX_W_CUT;
             if (!cut) {             /* a worker cut loose: the owner took it out of the job */
-                if (cpu < 0 || gx_job_cpu_ns < 0) gx_job_cpu_ns = -1;
-                else gx_job_cpu_ns += cpu;
-                if (GX_AADD(&gx_joined, -1, RELEASE) == 1) gx_job_done_ns = gx_now_ns();
-                gx_running--;
+                if (cpu < 0 || gx_pool.cpu_ns < 0) gx_pool.cpu_ns = -1;
+                else gx_pool.cpu_ns += cpu;
+                if (GX_AADD(&gx_pool.joined, -1, RELEASE) == 1) gx_pool.done_ns = gx_now_ns();
             }
             {
                 /* signal after unlocking (as everywhere here): a woken thread
                  * that preempts us must not find the lock held, or it sleeps
                  * again until we are scheduled back -- measured on busy cores,
                  * that cost milliseconds per call */
-                int idle = !cut && gx_joined == 0 && gx_owner_sleeping, slot = gx_waiting > 0;
-                gx_mutex_unlock(&gx_lk);
-                if (idle) gx_cond_signal(&gx_idle);
-                if (slot) gx_cond_broadcast(&gx_slot);
+                int idle = !cut && gx_pool.joined == 0 && gx_pool.owner_sleeping, slot = gx_pool.waiting > 0;
+                gx_mutex_unlock(&gx_pool.lk);
+                if (idle) gx_cond_signal(&gx_pool.idle);
+                if (slot) gx_cond_broadcast(&gx_pool.slot);
 #if defined(__linux__)
                 if (pulled) {       /* back to its own affinity, out of the job */
                     sched_setaffinity(0, sizeof me->home, &me->home);
@@ -424,45 +444,36 @@ static void gx_worker(size_t slot)
                 (void)pulled;
 #endif
                 gx_read_home(me);
-                gx_mutex_lock(&gx_lk);
+                gx_mutex_lock(&gx_pool.lk);
             }
         }
     }
 }
 
-/* Start workers until there are `want` (under gx_lk); a worker that
+/* Start workers until there are `want` (under gx_pool.lk); a worker that
  * cannot be started leaves the pool with those it has. */
 static void gx_grow(int want)
 {
     if (want > GX_POOL_MAX) want = GX_POOL_MAX;
-    while (gx_nworkers < want) {
-        /* gx_gen - 1 is no job number yet seen: the new worker may join the
+    while (gx_pool.nworkers < want) {
+        /* gx_pool.gen - 1 is no job number yet seen: the new worker may join the
          * job being opened now */
-        gx_slots[gx_nworkers] = (gx_slot_t){.seen0 = gx_gen - 1};
-        if (!gx_thread_start(gx_worker, (size_t)gx_nworkers)) break;
-        gx_nworkers++;
+        gx_pool.slots[gx_pool.nworkers] = (gx_slot_t){.seen0 = gx_pool.gen - 1};
+        if (!gx_thread_start(gx_worker, (size_t)gx_pool.nworkers)) break;
+        gx_pool.nworkers++;
     }
 }
 
 #if GX_THREADS == GX_THREADS_POSIX
-static void gx_atfork_prepare(void) { gx_mutex_lock(&gx_lk); }
-static void gx_atfork_parent(void) { gx_mutex_unlock(&gx_lk); }
+static void gx_atfork_prepare(void) { gx_mutex_lock(&gx_pool.lk); }
+static void gx_atfork_parent(void) { gx_mutex_unlock(&gx_pool.lk); }
 
 /* The child has only the thread that called fork(): no workers, no other
  * callers.  Forget them; the next threaded call starts new workers. */
 static void gx_atfork_child(void)
 {
-    gx_mutex_unlock(&gx_lk);
-    pthread_cond_init(&gx_wake, NULL);  /* waiters were threads that are gone */
-    pthread_cond_init(&gx_idle, NULL);
-    pthread_cond_init(&gx_slot, NULL);
-    gx_nworkers = 0;
-    gx_busy = gx_open = gx_sleeping = gx_owner_sleeping = 0;
-    gx_joined = gx_running = gx_waiting = 0;
-    gx_want = 0;
-    gx_stall_t = 0;                     /* the child judges its own machine share */
-    gx_stall_calls = 0;
-    gx_backoff = GX_BACKOFF_MIN_CALLS;
+    gx_mutex_unlock(&gx_pool.lk);       /* taken by gx_atfork_prepare */
+    gx_pool = (gx_pool_t)GX_POOL_FRESH;
 }
 #endif
 
@@ -492,20 +503,20 @@ int gx_pool_threaded(void) { return 1; }
 
 void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
 {
-    gx_mutex_lock(&gx_lk);
+    gx_mutex_lock(&gx_pool.lk);
     for (int i = 0; i < GX_POOL_NSTATS; i++) {
-        out[i] = gx_st[i];
-        if (reset) gx_st[i] = 0;
+        out[i] = gx_pool.st[i];
+        if (reset) gx_pool.st[i] = 0;
     }
-    gx_mutex_unlock(&gx_lk);
+    gx_mutex_unlock(&gx_pool.lk);
 }
 
 int gx_pool_workers(void)
 {
     int n;
-    gx_mutex_lock(&gx_lk);
-    n = gx_nworkers;
-    gx_mutex_unlock(&gx_lk);
+    gx_mutex_lock(&gx_pool.lk);
+    n = gx_pool.nworkers;
+    gx_mutex_unlock(&gx_pool.lk);
     return n;
 }
 
@@ -522,47 +533,46 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     if (nthreads > GX_POOL_MAX + 1) nthreads = GX_POOL_MAX + 1;
     gx_call_once(&gx_once, gx_init);
 
-    gx_mutex_lock(&gx_lk);
-    if (gx_running >= nthreads) {
-        /* atomic writes: workers read gx_waiting between chunks, unlocked */
-        GX_AADD(&gx_waiting, 1, RELAXED);
-        while (gx_running >= nthreads) gx_cond_wait(&gx_slot, &gx_lk);
-        GX_AADD(&gx_waiting, -1, RELAXED);
+    gx_mutex_lock(&gx_pool.lk);
+    if (gx_running() >= nthreads) {
+        /* atomic writes: workers read waiting between chunks, unlocked */
+        GX_AADD(&gx_pool.waiting, 1, RELAXED);
+        while (gx_running() >= nthreads) gx_cond_wait(&gx_pool.slot, &gx_pool.lk);
+        GX_AADD(&gx_pool.waiting, -1, RELAXED);
     }
-    gx_running++;
-    if (gx_running > gx_st[GX_POOL_MAX_RUNNING]) gx_st[GX_POOL_MAX_RUNNING] = gx_running;
-    own = !gx_busy;
-    if (own && gx_stall_t) {
-        if (gx_stall_calls < gx_backoff && gx_now_ns() - gx_stall_t < GX_BACKOFF_MAX_NS) {
+    gx_pool.callers++;
+    gx_note_running();
+    own = gx_pool.phase == GX_IDLE;
+    if (own && gx_pool.stall_t) {
+        if (gx_pool.stall_calls < gx_pool.backoff && gx_now_ns() - gx_pool.stall_t < GX_BACKOFF_MAX_NS) {
             own = 0;
-            gx_stall_calls++;
-            gx_st[GX_POOL_BACKOFF]++;
+            gx_pool.stall_calls++;
+            gx_pool.st[GX_POOL_BACKOFF]++;
         } else {
-            gx_stall_t = 0;                 /* probe: try threads again */
+            gx_pool.stall_t = 0;                 /* probe: try threads again */
         }
     }
     if (own) {
-        gx_busy = 1;
-        gx_job_fn = fn;
-        gx_job_ctx = ctx;
-        gx_job_n = n;
-        gx_job_chunk = chunk;
-        gx_job_nchunks = nchunks;
-        gx_job_nt = nthreads;
-        gx_job_cpu_ns = 0;
-        gx_job_done_ns = 0;
-        gx_job_witems = 0;
-        gx_owner_core = gx_current_cpu();
-        gx_want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
-        GX_ASTORE_INTP(&gx_next, 0, RELAXED);
-        gx_grow(gx_want);
-        gx_open = 1;
-        gx_t_open = gx_now_ns();
-        GX_ASTORE(&gx_gen, gx_gen + 1, RELEASE);   /* spinning workers */
-        wake = gx_sleeping > 0;
+        gx_pool.job.fn = fn;
+        gx_pool.job.ctx = ctx;
+        gx_pool.job.n = n;
+        gx_pool.job.chunk = chunk;
+        gx_pool.job.nchunks = nchunks;
+        gx_pool.job.nt = nthreads;
+        gx_pool.cpu_ns = 0;
+        gx_pool.done_ns = 0;
+        gx_pool.witems = 0;
+        gx_pool.job.owner_core = gx_current_cpu();
+        gx_pool.job.want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
+        GX_ASTORE_INTP(&gx_pool.next, 0, RELAXED);
+        gx_grow(gx_pool.job.want);
+        gx_pool.phase = GX_OPEN;
+        gx_pool.job.t_open = gx_now_ns();
+        GX_ASTORE(&gx_pool.gen, gx_pool.gen + 1, RELEASE);   /* spinning workers */
+        wake = gx_pool.sleeping > 0;
     }
-    gx_mutex_unlock(&gx_lk);
-    if (wake) gx_cond_broadcast(&gx_wake);
+    gx_mutex_unlock(&gx_pool.lk);
+    if (wake) gx_cond_broadcast(&gx_pool.wake);
 
     if (own) {
         long long c0 = gx_thread_cpu_ns(), c1;
@@ -570,62 +580,62 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
         gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, NULL);
         t1 = gx_now_ns();
         c1 = gx_thread_cpu_ns();
-        gx_mutex_lock(&gx_lk);
-        gx_open = 0;                /* late wakers stay out */
+        gx_mutex_lock(&gx_pool.lk);
+        gx_pool.phase = GX_CLOSING;     /* late wakers stay out */
         gx_cut_loose();
-        if (gx_joined > 0) {
+        if (gx_pool.joined > 0) {
             /* a worker still computing its last chunk: wait twice a chunk's
              * time (the owner's own rate) spinning, then pull it onto this
              * core and sleep (gx_pull_stragglers), so a worker descheduled
              * holding a chunk costs microseconds, not its time slice */
             long long per_chunk = mine > 0 ? (t1 - t0) * (long long)chunk / mine : GX_SPIN_NS;
             long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
-            gx_mutex_unlock(&gx_lk);
-            gx_spin_until_zero(&gx_joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
-            gx_mutex_lock(&gx_lk);
+            gx_mutex_unlock(&gx_pool.lk);
+            gx_spin_until_zero(&gx_pool.joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
+            gx_mutex_lock(&gx_pool.lk);
             gx_cut_loose();
-            if (gx_joined > 0) gx_st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
-            while (gx_joined > 0) {
-                gx_owner_sleeping = 1;
-                gx_cond_wait(&gx_idle, &gx_lk);
-                gx_owner_sleeping = 0;
+            if (gx_pool.joined > 0) gx_pool.st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
+            while (gx_pool.joined > 0) {
+                gx_pool.owner_sleeping = 1;
+                gx_cond_wait(&gx_pool.idle, &gx_pool.lk);
+                gx_pool.owner_sleeping = 0;
             }
         }
-        gx_busy = 0;
+        gx_pool.phase = GX_IDLE;
         t2 = gx_now_ns();
         own_ns = t1 - t0;
-        wall = t2 - gx_t_open;
-        cpu = c0 < 0 || gx_job_cpu_ns < 0 ? -1 : (c1 - c0) + gx_job_cpu_ns;
-        straggle = gx_job_done_ns > t1 ? gx_job_done_ns - t1 : 0;
-        gx_st[GX_POOL_JOBS]++;
-        gx_st[GX_POOL_WAIT_NS] += t2 - t1;
-        gx_st[GX_POOL_OWNER_ITEMS] += mine;
-        gx_st[GX_POOL_WORKER_ITEMS] += gx_job_witems;
+        wall = t2 - gx_pool.job.t_open;
+        cpu = c0 < 0 || gx_pool.cpu_ns < 0 ? -1 : (c1 - c0) + gx_pool.cpu_ns;
+        straggle = gx_pool.done_ns > t1 ? gx_pool.done_ns - t1 : 0;
+        gx_pool.st[GX_POOL_JOBS]++;
+        gx_pool.st[GX_POOL_WAIT_NS] += t2 - t1;
+        gx_pool.st[GX_POOL_OWNER_ITEMS] += mine;
+        gx_pool.st[GX_POOL_WORKER_ITEMS] += gx_pool.witems;
         if (cpu >= 0) {             /* calls whose CPU time is known */
-            gx_st[GX_POOL_WALL_NS] += wall;
-            gx_st[GX_POOL_CPU_NS] += cpu;
+            gx_pool.st[GX_POOL_WALL_NS] += wall;
+            gx_pool.st[GX_POOL_CPU_NS] += cpu;
         }
         /* the workers cost the owner more waiting than they computed (see
          * GX_STALL_NS); a short preemption (on an idle VM kernel threads
          * take a core for a few microseconds in ~7% of 0.5 ms calls) is
          * within the margin */
-        if (cpu >= 0 ? straggle > gx_job_cpu_ns + GX_STALL_NS : straggle > own_ns / 4 + GX_STALL_NS) {
-            gx_st[GX_POOL_STALLS]++;
-            gx_stall_t = t2;
-            gx_stall_calls = 0;
-            gx_backoff = gx_backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_backoff * 4;
-            if (GX_BACKOFF_MAX_CALLS == 0) gx_stall_t = 0;
-        } else if (gx_job_witems > 0) {           /* a worker helped, and it paid */
-            gx_backoff = gx_backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_backoff / 2;
+        if (cpu >= 0 ? straggle > gx_pool.cpu_ns + GX_STALL_NS : straggle > own_ns / 4 + GX_STALL_NS) {
+            gx_pool.st[GX_POOL_STALLS]++;
+            gx_pool.stall_t = t2;
+            gx_pool.stall_calls = 0;
+            gx_pool.backoff = gx_pool.backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_pool.backoff * 4;
+            if (GX_BACKOFF_MAX_CALLS == 0) gx_pool.stall_t = 0;
+        } else if (gx_pool.witems > 0) {           /* a worker helped, and it paid */
+            gx_pool.backoff = gx_pool.backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_pool.backoff / 2;
         }
     } else {
         fn(ctx, 0, n);              /* the pool works for another caller, or backs off */
-        gx_mutex_lock(&gx_lk);
+        gx_mutex_lock(&gx_pool.lk);
     }
-    gx_running--;
-    wake = gx_waiting > 0;
-    gx_mutex_unlock(&gx_lk);
-    if (wake) gx_cond_broadcast(&gx_slot);
+    gx_pool.callers--;
+    wake = gx_pool.waiting > 0;
+    gx_mutex_unlock(&gx_pool.lk);
+    if (wake) gx_cond_broadcast(&gx_pool.slot);
 }
 
 #else   /* no threads: every call on the calling thread */

@@ -31,8 +31,8 @@ int gx_pool_threaded(void);
  * forked child until its first threaded call). */
 int gx_pool_workers(void);
 
-/* Counters since the last reset, out[GX_POOL_...]: threaded calls that owned
- * the pool (JOBS), times a worker joined one (HELPED), threaded calls
+/* Counters since the last reset (a fork()ed child's start at 0),
+ * out[GX_POOL_...]: threaded calls that owned the pool (JOBS), times a worker joined one (HELPED), threaded calls
  * slower than one thread would have been (STALLS), ns owners spent waiting
  * on workers (WAIT_NS), most threads computing large calls at
  * once, callers + workers (MAX_RUNNING), ns from opening a job to workers
