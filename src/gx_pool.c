@@ -211,25 +211,24 @@ static void gx_note_running(void)
     if (gx_running() > gx_pool.st[GX_POOL_MAX_RUNNING]) gx_pool.st[GX_POOL_MAX_RUNNING] = gx_running();
 }
 
-/* Take and compute chunks until none is left; returns the items computed.
- * A worker (me != NULL) claims each chunk by moving its state from IN to
- * CHUNK first and back to IN after: once the owner has cut it loose (CUT)
- * it claims nothing more, so the owner never waits for a worker that holds
- * no chunk (descheduled between chunks, or not yet started). */
-static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
-                                  gx_pool_intp nchunks, gx_slot_t *me)
+/* Take and compute chunks of `job` until none is left; returns the items
+ * computed.  A worker (me != NULL) claims each chunk by moving its state
+ * from IN to CHUNK first and back to IN after: once the owner has cut it
+ * loose (CUT) it claims nothing more, so the owner never waits for a worker
+ * that holds no chunk (descheduled between chunks, or not yet started). */
+static gx_pool_intp gx_run_chunks(const gx_job_t *job, gx_slot_t *me)
 {
     gx_pool_intp done = 0;
     for (;;) {
         if (me && !GX_ACAS(&me->state, GX_W_IN, GX_W_CHUNK))
             return done;            /* cut loose */
         gx_pool_intp i = GX_AADD_INTP(&gx_pool.next, 1, SEQ_CST);
-        if (i >= nchunks) {
+        if (i >= job->nchunks) {
             if (me) GX_ASTORE(&me->state, GX_W_IN, RELEASE);
             return done;
         }
-        gx_pool_intp lo = i * chunk, hi = lo + chunk < n ? lo + chunk : n;
-        fn(ctx, lo, hi);
+        gx_pool_intp lo = i * job->chunk, hi = lo + job->chunk < job->n ? lo + job->chunk : job->n;
+        job->fn(job->ctx, lo, hi);
         done += hi - lo;
         if (!me) continue;
         GX_AADD_INTP(&gx_pool.witems, hi - lo, RELAXED);
@@ -239,6 +238,24 @@ static gx_pool_intp gx_run_chunks(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_p
         if (GX_ALOAD(&gx_pool.waiting, RELAXED)) return done;
     }
 }
+
+/* Whom gx_unlock_then_wake wakes: bits. */
+enum { GX_WAKE_WORKERS = 1, GX_WAKE_OWNER = 2, GX_WAKE_CALLERS = 4 };
+
+/* Release the lock, then wake `who`.  Signalled after unlocking, a woken
+ * thread that preempts us does not find the lock held and sleep again until
+ * we are scheduled back (measured on busy cores, that cost milliseconds per
+ * call). */
+static void gx_unlock_then_wake(unsigned who)
+{
+    gx_mutex_unlock(&gx_pool.lk);
+    if (who & GX_WAKE_WORKERS) gx_cond_broadcast(&gx_pool.wake);
+    if (who & GX_WAKE_OWNER) gx_cond_signal(&gx_pool.idle);
+    if (who & GX_WAKE_CALLERS) gx_cond_broadcast(&gx_pool.slot);
+}
+
+/* GX_WAKE_CALLERS if a caller sleeps for a slot (under the lock). */
+static unsigned gx_callers_to_wake(void) { return gx_pool.waiting > 0 ? GX_WAKE_CALLERS : 0; }
 
 /* The core the calling thread runs on, -1 where the system cannot say. */
 static int gx_current_cpu(void)
@@ -334,39 +351,75 @@ static int gx_leave_core(gx_slot_t *me, int cpu)
 #endif
 }
 
-#define GX_JOINABLE(seen) (gx_pool.phase == GX_OPEN && gx_pool.gen != (seen) && \
-                           gx_pool.joined < gx_pool.job.want && gx_running() < gx_pool.job.nt && \
-                           gx_pool.waiting == 0)
-
-/* Spin (without the lock) until *p != v or ns have passed; returns the last
- * value read.  The bounded spin before sleeping exists because waking a
- * sleeping thread is slow where it matters most (measured ~0.2-0.3 ms on
- * this project's 2-vCPU VM, as long as a whole 2^20-element call), so a
- * worker stays awake for back-to-back calls, then gives the core away.  It
- * yields every 64 polls, so while it spins any other runnable thread on its
- * core runs first. */
-static long gx_spin_while(const long *p, long v, long long ns)
+/* Spin without the lock while (*p == v) == while_equal, at most ns.  It
+ * looks at the clock every 64 polls and, if `yield`, then gives the core to
+ * any other runnable thread on it. */
+static void gx_spin(const long *p, long v, int while_equal, long long ns, int yield)
 {
     long long end = gx_now_ns() + ns;
-    long cur;
-    for (unsigned k = 1;; k++) {
-        cur = GX_ALOAD(p, ACQUIRE);
-        if (cur != v) return cur;
+    for (unsigned k = 1; (GX_ALOAD(p, ACQUIRE) == v) == while_equal; k++) {
         GX_CPU_RELAX();
         if ((k & 63) == 0) {
-            if (gx_now_ns() > end) return cur;
-            gx_yield();             /* a busy core goes to whoever else wants it */
+            if (gx_now_ns() > end) return;
+            if (yield) gx_yield();
         }
     }
 }
 
-static void gx_spin_until_zero(const long *p, long long ns)
+/* A worker that last joined job `seen` may join the pool's job now (under
+ * the lock): the job is OPEN, new to it, short of workers, short of
+ * threads computing, and no caller waits for a slot. */
+static int gx_joinable(long seen)
 {
-    long long end = gx_now_ns() + ns;
-    for (unsigned k = 1; GX_ALOAD(p, ACQUIRE) != 0; k++) {
-        GX_CPU_RELAX();
-        if ((k & 63) == 0 && gx_now_ns() > end) return;
+    return gx_pool.phase == GX_OPEN && gx_pool.gen != seen && gx_pool.joined < gx_pool.job.want &&
+           gx_running() < gx_pool.job.nt && gx_pool.waiting == 0;
+}
+
+/* Wait (under the lock, which it drops to spin) until the worker may join a
+ * job: it spins up to GX_SPIN_NS for the next job number, yielding, then
+ * sleeps.  The spin exists because waking a sleeping thread is slow where
+ * it matters most (measured ~0.2-0.3 ms on this project's 2-vCPU VM, as
+ * long as a whole 2^20-element call): a worker stays awake for
+ * back-to-back calls, then gives the core away; yielding, it lets any
+ * other runnable thread on its core run first. */
+static void gx_await_job(long seen)
+{
+    long g;
+    if (gx_joinable(seen)) return;
+    g = gx_pool.gen;
+    gx_mutex_unlock(&gx_pool.lk);
+    gx_spin(&gx_pool.gen, g, 1, GX_SPIN_NS, 1);
+    gx_mutex_lock(&gx_pool.lk);
+    while (!gx_joinable(seen)) {
+        gx_pool.sleeping++;
+        gx_cond_wait(&gx_pool.wake, &gx_pool.lk);
+        gx_pool.sleeping--;
     }
+}
+
+/* Join the pool's job (under the lock); returns a copy of it. */
+static gx_job_t gx_join(gx_slot_t *me, long tid)
+{
+    GX_AADD(&gx_pool.joined, 1, RELAXED);   /* read unlocked by a spinning owner */
+    GX_ASTORE(&me->state, GX_W_IN, RELEASE);
+    me->tid = tid;
+    gx_pool.st[GX_POOL_HELPED]++;
+    gx_pool.st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_pool.job.t_open;
+    gx_note_running();
+    return gx_pool.job;
+}
+
+/* Leave the job after `cpu` ns of CPU time in its chunks (-1: unknown),
+ * under the lock; returns whom to wake.  A worker cut loose leaves the
+ * job's tallies alone: the owner counted it out already, and the tallies
+ * may be the next job's by now. */
+static unsigned gx_leave(gx_slot_t *me, long long cpu)
+{
+    if (GX_AXCHG(&me->state, GX_W_OUT, ACQ_REL) == GX_W_CUT) return gx_callers_to_wake();
+    if (cpu < 0 || gx_pool.cpu_ns < 0) gx_pool.cpu_ns = -1;
+    else gx_pool.cpu_ns += cpu;
+    if (GX_AADD(&gx_pool.joined, -1, RELEASE) == 1) gx_pool.done_ns = gx_now_ns();
+    return (gx_pool.joined == 0 && gx_pool.owner_sleeping ? GX_WAKE_OWNER : 0) | gx_callers_to_wake();
 }
 
 /* Read the worker's own affinity (outside any job: gx_pull_stragglers and
@@ -380,73 +433,42 @@ static void gx_read_home(gx_slot_t *me)
 #endif
 }
 
+/* A worker thread: joins jobs, one critical section to join and one to
+ * leave each, with the computing and the system calls between them. */
 static void gx_worker(size_t slot)
 {
     gx_slot_t *me = &gx_pool.slots[slot];
-    long seen;
+    long seen = me->seen0, tid = gx_gettid();
     gx_read_home(me);
-    gx_mutex_lock(&gx_pool.lk);
-    seen = me->seen0;
-    me->tid = gx_gettid();
     for (;;) {
-        if (!GX_JOINABLE(seen)) {
-            long g = gx_pool.gen;
-            gx_mutex_unlock(&gx_pool.lk);
-            gx_spin_while(&gx_pool.gen, g, GX_SPIN_NS);
-            gx_mutex_lock(&gx_pool.lk);
-            while (!GX_JOINABLE(seen)) {
-                gx_pool.sleeping++;
-                gx_cond_wait(&gx_pool.wake, &gx_pool.lk);
-                gx_pool.sleeping--;
-            }
-        }
+        gx_job_t job;
+        int moved, pulled;
+        long long c0, cpu;
+
+        gx_mutex_lock(&gx_pool.lk);
+        gx_await_job(seen);
         seen = gx_pool.gen;
-        GX_AADD(&gx_pool.joined, 1, RELAXED);   /* read unlocked by a spinning owner */
-        GX_ASTORE(&me->state, GX_W_IN, RELEASE);
-        gx_pool.st[GX_POOL_HELPED]++;
-        gx_pool.st[GX_POOL_JOIN_NS] += gx_now_ns() - gx_pool.job.t_open;
-        gx_note_running();
-        {
-            gx_pool_fn fn = gx_pool.job.fn;
-            void *ctx = gx_pool.job.ctx;
-            gx_pool_intp n = gx_pool.job.n, chunk = gx_pool.job.chunk, nchunks = gx_pool.job.nchunks;
-            int owner_core = gx_pool.job.owner_core, moved, cut, pulled;
-            long long c0, cpu;
-            gx_mutex_unlock(&gx_pool.lk);
-            moved = gx_leave_core(me, owner_core);
-            c0 = gx_thread_cpu_ns();
-            gx_run_chunks(fn, ctx, n, chunk, nchunks, me);
-            cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;   /* no system call under the lock */
-            gx_mutex_lock(&gx_pool.lk);
-            gx_pool.st[GX_POOL_MOVED] += moved;
-            pulled = me->pulled;
-            cut = GX_AXCHG(&me->state, GX_W_OUT, ACQ_REL) == GX_W_CUT;
-            if (!cut) {             /* a worker cut loose: the owner took it out of the job */
-                if (cpu < 0 || gx_pool.cpu_ns < 0) gx_pool.cpu_ns = -1;
-                else gx_pool.cpu_ns += cpu;
-                if (GX_AADD(&gx_pool.joined, -1, RELEASE) == 1) gx_pool.done_ns = gx_now_ns();
-            }
-            {
-                /* signal after unlocking (as everywhere here): a woken thread
-                 * that preempts us must not find the lock held, or it sleeps
-                 * again until we are scheduled back -- measured on busy cores,
-                 * that cost milliseconds per call */
-                int idle = !cut && gx_pool.joined == 0 && gx_pool.owner_sleeping, slot = gx_pool.waiting > 0;
-                gx_mutex_unlock(&gx_pool.lk);
-                if (idle) gx_cond_signal(&gx_pool.idle);
-                if (slot) gx_cond_broadcast(&gx_pool.slot);
+        job = gx_join(me, tid);
+        gx_mutex_unlock(&gx_pool.lk);
+
+        moved = gx_leave_core(me, job.owner_core);
+        c0 = gx_thread_cpu_ns();
+        gx_run_chunks(&job, me);
+        cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;
+
+        gx_mutex_lock(&gx_pool.lk);
+        gx_pool.st[GX_POOL_MOVED] += moved;
+        pulled = me->pulled;
+        gx_unlock_then_wake(gx_leave(me, cpu));
 #if defined(__linux__)
-                if (pulled) {       /* back to its own affinity, out of the job */
-                    sched_setaffinity(0, sizeof me->home, &me->home);
-                    GX_ASTORE(&me->pulled, 0, RELAXED);
-                }
-#else
-                (void)pulled;
-#endif
-                gx_read_home(me);
-                gx_mutex_lock(&gx_pool.lk);
-            }
+        if (pulled) {       /* back to its own affinity, out of the job */
+            sched_setaffinity(0, sizeof me->home, &me->home);
+            GX_ASTORE(&me->pulled, 0, RELAXED);
         }
+#else
+        (void)pulled;
+#endif
+        gx_read_home(me);
     }
 }
 
@@ -520,10 +542,116 @@ int gx_pool_workers(void)
     return n;
 }
 
+/* Wait for a compute slot and take it (under the lock): sleep while the
+ * threads computing large calls are `nthreads` or more. */
+static void gx_take_slot(int nthreads)
+{
+    if (gx_running() >= nthreads) {
+        /* atomic writes: workers read waiting between chunks, unlocked */
+        GX_AADD(&gx_pool.waiting, 1, RELAXED);
+        while (gx_running() >= nthreads) gx_cond_wait(&gx_pool.slot, &gx_pool.lk);
+        GX_AADD(&gx_pool.waiting, -1, RELAXED);
+    }
+    gx_pool.callers++;
+    gx_note_running();
+}
+
+/* 1 if the caller is to open a job (under the lock): the pool is IDLE and
+ * not backing off after a stall (GX_STALL_NS). */
+static int gx_may_own(void)
+{
+    if (gx_pool.phase != GX_IDLE) return 0;
+    if (!gx_pool.stall_t) return 1;
+    if (gx_pool.stall_calls < gx_pool.backoff && gx_now_ns() - gx_pool.stall_t < GX_BACKOFF_MAX_NS) {
+        gx_pool.stall_calls++;
+        gx_pool.st[GX_POOL_BACKOFF]++;
+        return 0;
+    }
+    gx_pool.stall_t = 0;                /* probe: try threads again */
+    return 1;
+}
+
+/* IDLE -> OPEN (under the lock): publish the job, start the workers it
+ * lacks, give it the next job number; returns whom to wake. */
+static unsigned gx_open_job(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk,
+                            gx_pool_intp nchunks, int nthreads)
+{
+    gx_job_t *job = &gx_pool.job;
+    *job = (gx_job_t){.fn = fn, .ctx = ctx, .n = n, .chunk = chunk, .nchunks = nchunks, .nt = nthreads,
+                      .want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1,
+                      .owner_core = gx_current_cpu()};
+    gx_pool.cpu_ns = 0;
+    gx_pool.done_ns = 0;
+    gx_pool.witems = 0;
+    GX_ASTORE_INTP(&gx_pool.next, 0, RELAXED);
+    gx_grow(job->want);
+    gx_pool.phase = GX_OPEN;
+    job->t_open = gx_now_ns();
+    GX_ASTORE(&gx_pool.gen, gx_pool.gen + 1, RELEASE);   /* spinning workers */
+    return gx_pool.sleeping > 0 ? GX_WAKE_WORKERS : 0;
+}
+
+/* OPEN -> CLOSING -> IDLE: the owner, out of chunks, waits for the workers
+ * still computing (lock held on entry and on return, dropped to spin and
+ * sleep).  `per_chunk`: the owner's own time per chunk. */
+static void gx_close_job(long long per_chunk)
+{
+    gx_pool.phase = GX_CLOSING;         /* late wakers stay out */
+    gx_cut_loose();
+    if (gx_pool.joined > 0) {
+        /* a worker still computing its last chunk: wait twice a chunk's
+         * time spinning, then pull it onto this core and sleep
+         * (gx_pull_stragglers), so a worker descheduled holding a chunk
+         * costs microseconds, not its time slice */
+        long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
+        gx_mutex_unlock(&gx_pool.lk);
+        gx_spin(&gx_pool.joined, 0, 0, spin < GX_SPIN_NS ? spin : GX_SPIN_NS, 0);
+        gx_mutex_lock(&gx_pool.lk);
+        gx_cut_loose();
+        if (gx_pool.joined > 0) gx_pool.st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
+        while (gx_pool.joined > 0) {
+            gx_pool.owner_sleeping = 1;
+            gx_cond_wait(&gx_pool.idle, &gx_pool.lk);
+            gx_pool.owner_sleeping = 0;
+        }
+    }
+    gx_pool.phase = GX_IDLE;
+}
+
+/* The counters and the back-off after a job (under the lock): the owner
+ * computed `mine` items in own_ns, own_cpu ns of CPU time (-1: unknown),
+ * and ran out of chunks at t1. */
+static void gx_judge_job(gx_pool_intp mine, long long own_ns, long long own_cpu, long long t1)
+{
+    long long t2 = gx_now_ns(), wall = t2 - gx_pool.job.t_open;
+    long long cpu = own_cpu < 0 || gx_pool.cpu_ns < 0 ? -1 : own_cpu + gx_pool.cpu_ns;
+    long long straggle = gx_pool.done_ns > t1 ? gx_pool.done_ns - t1 : 0;
+    gx_pool.st[GX_POOL_JOBS]++;
+    gx_pool.st[GX_POOL_WAIT_NS] += t2 - t1;
+    gx_pool.st[GX_POOL_OWNER_ITEMS] += mine;
+    gx_pool.st[GX_POOL_WORKER_ITEMS] += gx_pool.witems;
+    if (cpu >= 0) {                     /* calls whose CPU time is known */
+        gx_pool.st[GX_POOL_WALL_NS] += wall;
+        gx_pool.st[GX_POOL_CPU_NS] += cpu;
+    }
+    /* the workers cost the owner more waiting than they computed (see
+     * GX_STALL_NS); a short preemption (on an idle VM kernel threads take a
+     * core for a few microseconds in ~7% of 0.5 ms calls) is within the
+     * margin */
+    if (cpu >= 0 ? straggle > gx_pool.cpu_ns + GX_STALL_NS : straggle > own_ns / 4 + GX_STALL_NS) {
+        gx_pool.st[GX_POOL_STALLS]++;
+        gx_pool.stall_t = t2;
+        gx_pool.stall_calls = 0;
+        gx_pool.backoff = gx_pool.backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_pool.backoff * 4;
+        if (GX_BACKOFF_MAX_CALLS == 0) gx_pool.stall_t = 0;
+    } else if (gx_pool.witems > 0) {    /* a worker helped, and it paid */
+        gx_pool.backoff = gx_pool.backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_pool.backoff / 2;
+    }
+}
+
 void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
 {
     gx_pool_intp nchunks;
-    int own, wake = 0;
     if (chunk < 1) chunk = 1;
     nchunks = (n + chunk - 1) / chunk;
     if (nthreads <= 1 || nchunks <= 1) {
@@ -534,108 +662,28 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
     gx_call_once(&gx_once, gx_init);
 
     gx_mutex_lock(&gx_pool.lk);
-    if (gx_running() >= nthreads) {
-        /* atomic writes: workers read waiting between chunks, unlocked */
-        GX_AADD(&gx_pool.waiting, 1, RELAXED);
-        while (gx_running() >= nthreads) gx_cond_wait(&gx_pool.slot, &gx_pool.lk);
-        GX_AADD(&gx_pool.waiting, -1, RELAXED);
-    }
-    gx_pool.callers++;
-    gx_note_running();
-    own = gx_pool.phase == GX_IDLE;
-    if (own && gx_pool.stall_t) {
-        if (gx_pool.stall_calls < gx_pool.backoff && gx_now_ns() - gx_pool.stall_t < GX_BACKOFF_MAX_NS) {
-            own = 0;
-            gx_pool.stall_calls++;
-            gx_pool.st[GX_POOL_BACKOFF]++;
-        } else {
-            gx_pool.stall_t = 0;                 /* probe: try threads again */
-        }
-    }
-    if (own) {
-        gx_pool.job.fn = fn;
-        gx_pool.job.ctx = ctx;
-        gx_pool.job.n = n;
-        gx_pool.job.chunk = chunk;
-        gx_pool.job.nchunks = nchunks;
-        gx_pool.job.nt = nthreads;
-        gx_pool.cpu_ns = 0;
-        gx_pool.done_ns = 0;
-        gx_pool.witems = 0;
-        gx_pool.job.owner_core = gx_current_cpu();
-        gx_pool.job.want = (nchunks < nthreads ? (int)nchunks : nthreads) - 1;
-        GX_ASTORE_INTP(&gx_pool.next, 0, RELAXED);
-        gx_grow(gx_pool.job.want);
-        gx_pool.phase = GX_OPEN;
-        gx_pool.job.t_open = gx_now_ns();
-        GX_ASTORE(&gx_pool.gen, gx_pool.gen + 1, RELEASE);   /* spinning workers */
-        wake = gx_pool.sleeping > 0;
-    }
-    gx_mutex_unlock(&gx_pool.lk);
-    if (wake) gx_cond_broadcast(&gx_pool.wake);
-
-    if (own) {
-        long long c0 = gx_thread_cpu_ns(), c1;
-        long long t0 = gx_now_ns(), t1, t2, own_ns, wall, cpu, straggle;
-        gx_pool_intp mine = gx_run_chunks(fn, ctx, n, chunk, nchunks, NULL);
+    gx_take_slot(nthreads);
+    if (gx_may_own()) {
+        unsigned wake = gx_open_job(fn, ctx, n, chunk, nchunks, nthreads);
+        gx_job_t job = gx_pool.job;
+        gx_pool_intp mine;
+        long long c0, c1, t0, t1;
+        gx_unlock_then_wake(wake);
+        c0 = gx_thread_cpu_ns();
+        t0 = gx_now_ns();
+        mine = gx_run_chunks(&job, NULL);
         t1 = gx_now_ns();
         c1 = gx_thread_cpu_ns();
         gx_mutex_lock(&gx_pool.lk);
-        gx_pool.phase = GX_CLOSING;     /* late wakers stay out */
-        gx_cut_loose();
-        if (gx_pool.joined > 0) {
-            /* a worker still computing its last chunk: wait twice a chunk's
-             * time (the owner's own rate) spinning, then pull it onto this
-             * core and sleep (gx_pull_stragglers), so a worker descheduled
-             * holding a chunk costs microseconds, not its time slice */
-            long long per_chunk = mine > 0 ? (t1 - t0) * (long long)chunk / mine : GX_SPIN_NS;
-            long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
-            gx_mutex_unlock(&gx_pool.lk);
-            gx_spin_until_zero(&gx_pool.joined, spin < GX_SPIN_NS ? spin : GX_SPIN_NS);
-            gx_mutex_lock(&gx_pool.lk);
-            gx_cut_loose();
-            if (gx_pool.joined > 0) gx_pool.st[GX_POOL_PULLED] += gx_pull_stragglers(gx_current_cpu());
-            while (gx_pool.joined > 0) {
-                gx_pool.owner_sleeping = 1;
-                gx_cond_wait(&gx_pool.idle, &gx_pool.lk);
-                gx_pool.owner_sleeping = 0;
-            }
-        }
-        gx_pool.phase = GX_IDLE;
-        t2 = gx_now_ns();
-        own_ns = t1 - t0;
-        wall = t2 - gx_pool.job.t_open;
-        cpu = c0 < 0 || gx_pool.cpu_ns < 0 ? -1 : (c1 - c0) + gx_pool.cpu_ns;
-        straggle = gx_pool.done_ns > t1 ? gx_pool.done_ns - t1 : 0;
-        gx_pool.st[GX_POOL_JOBS]++;
-        gx_pool.st[GX_POOL_WAIT_NS] += t2 - t1;
-        gx_pool.st[GX_POOL_OWNER_ITEMS] += mine;
-        gx_pool.st[GX_POOL_WORKER_ITEMS] += gx_pool.witems;
-        if (cpu >= 0) {             /* calls whose CPU time is known */
-            gx_pool.st[GX_POOL_WALL_NS] += wall;
-            gx_pool.st[GX_POOL_CPU_NS] += cpu;
-        }
-        /* the workers cost the owner more waiting than they computed (see
-         * GX_STALL_NS); a short preemption (on an idle VM kernel threads
-         * take a core for a few microseconds in ~7% of 0.5 ms calls) is
-         * within the margin */
-        if (cpu >= 0 ? straggle > gx_pool.cpu_ns + GX_STALL_NS : straggle > own_ns / 4 + GX_STALL_NS) {
-            gx_pool.st[GX_POOL_STALLS]++;
-            gx_pool.stall_t = t2;
-            gx_pool.stall_calls = 0;
-            gx_pool.backoff = gx_pool.backoff * 4 > GX_BACKOFF_MAX_CALLS ? GX_BACKOFF_MAX_CALLS : gx_pool.backoff * 4;
-            if (GX_BACKOFF_MAX_CALLS == 0) gx_pool.stall_t = 0;
-        } else if (gx_pool.witems > 0) {           /* a worker helped, and it paid */
-            gx_pool.backoff = gx_pool.backoff / 2 < GX_BACKOFF_MIN_CALLS ? GX_BACKOFF_MIN_CALLS : gx_pool.backoff / 2;
-        }
+        gx_close_job(mine > 0 ? (t1 - t0) * (long long)chunk / mine : GX_SPIN_NS);
+        gx_judge_job(mine, t1 - t0, c0 < 0 ? -1 : c1 - c0, t1);
     } else {
-        fn(ctx, 0, n);              /* the pool works for another caller, or backs off */
+        gx_mutex_unlock(&gx_pool.lk);
+        fn(ctx, 0, n);                  /* the pool works for another caller, or backs off */
         gx_mutex_lock(&gx_pool.lk);
     }
     gx_pool.callers--;
-    wake = gx_pool.waiting > 0;
-    gx_mutex_unlock(&gx_pool.lk);
-    if (wake) gx_cond_broadcast(&gx_pool.slot);
+    gx_unlock_then_wake(gx_callers_to_wake());
 }
 
 #else   /* no threads: every call on the calling thread */
