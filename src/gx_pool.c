@@ -148,11 +148,10 @@ enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
 typedef struct {
     long seen0;                 /* the job number it starts from */
     long state;                 /* GX_W_*, atomic */
-    long pulled;                /* its affinity is the owner's core until it leaves the job */
+    int pulled;                 /* its mask is the owner's core until it leaves the job */
     long tid;                   /* kernel thread id; 0: unknown */
 #if defined(__linux__)
-    int home_ok;                /* home was read */
-    cpu_set_t home;             /* its affinity, read while it is out of jobs */
+    cpu_set_t home;             /* its mask before the owner pulled it: what it restores */
 #endif
 } gx_slot_t;
 
@@ -277,36 +276,6 @@ static long gx_gettid(void)
 #endif
 }
 
-/* Pull the workers still holding a chunk onto the owner's core `cpu` (under
- * gx_pool.lk), as the owner, out of chunks, is about to sleep until they finish:
- * a worker that has not finished its chunk in twice a chunk's time is
- * almost always off its core (descheduled for another process's or
- * runtime's time slice, milliseconds), and the owner's core is about to be
- * free.  Each pulled worker restores its own affinity when it leaves the
- * job.  Returns the workers pulled.  Linux only. */
-static int gx_pull_stragglers(int cpu)
-{
-    int k = 0;
-#if defined(__linux__)
-    cpu_set_t here;
-    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
-    CPU_ZERO(&here);
-    CPU_SET(cpu, &here);
-    for (int i = 0; i < gx_pool.nworkers; i++) {
-        gx_slot_t *w = &gx_pool.slots[i];
-        if (GX_ALOAD(&w->state, ACQUIRE) != GX_W_CHUNK || w->pulled || w->tid <= 0 ||
-            !w->home_ok || !CPU_ISSET(cpu, &w->home))
-            continue;
-        GX_ASTORE(&w->pulled, 1, RELAXED);     /* read by gx_leave_core */
-        if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) k++;
-        else GX_ASTORE(&w->pulled, 0, RELAXED);
-    }
-#else
-    (void)cpu;
-#endif
-    return k;
-}
-
 /* Cut loose every worker of the job that is between chunks (under gx_pool.lk,
  * the owner out of chunks): it claims nothing more (gx_run_chunks) and the
  * owner stops counting it, so the owner waits only for chunks being
@@ -324,32 +293,77 @@ static void gx_cut_loose(void)
     }
 }
 
+/* Affinity (Linux; elsewhere the scheduler alone places threads).  A move
+ * only ever narrows a thread's CPU mask to a subset of the mask it has at
+ * that moment, read just before, and puts back exactly that mask: a
+ * process started under `taskset`, or narrowed later, keeps every thread
+ * inside its mask. */
+#if defined(__linux__)
+/* 1 if core `cpu` (-1: unknown) is in `set`. */
+static int gx_has_cpu(const cpu_set_t *set, int cpu)
+{
+    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, set);
+}
+
 /* A worker woken onto the core of the job's owner moves off it: both would
  * share one core while the other is taken by another runtime's spinner
  * (the kernel places a wakee on the waker's core when no core is idle).
- * Setting the thread's affinity to its home set without that core moves it
- * now; restoring the set leaves it where it landed.  Not once the owner has
- * pulled it back.  Returns 1 if it moved.  Linux only; elsewhere the
- * scheduler decides, as before. */
-static int gx_leave_core(gx_slot_t *me, int cpu)
+ * Setting the thread's mask to its own without that core moves it now;
+ * putting its mask back leaves it where it landed.  Returns 1 if it
+ * moved. */
+static int gx_leave_core(int cpu)
 {
-#if defined(__linux__)
-    cpu_set_t other;
-    if (cpu < 0 || cpu >= CPU_SETSIZE || !me->home_ok || !CPU_ISSET(cpu, &me->home) ||
-        CPU_COUNT(&me->home) < 2 || gx_current_cpu() != cpu ||
-        GX_ALOAD(&me->pulled, RELAXED))
+    cpu_set_t mine, other;
+    if (cpu < 0 || gx_current_cpu() != cpu || sched_getaffinity(0, sizeof mine, &mine) != 0 ||
+        !gx_has_cpu(&mine, cpu) || CPU_COUNT(&mine) < 2)
         return 0;
-    other = me->home;
+    other = mine;
     CPU_CLR(cpu, &other);
     if (sched_setaffinity(0, sizeof other, &other) != 0) return 0;
-    sched_setaffinity(0, sizeof me->home, &me->home);
+    sched_setaffinity(0, sizeof mine, &mine);
     return 1;
-#else
-    (void)me;
-    (void)cpu;
-    return 0;
-#endif
 }
+
+/* Pull the workers still holding a chunk onto the owner's core `cpu` (under
+ * the lock, so that a worker cannot leave the job, and restore its mask,
+ * between the two system calls), as the owner, out of chunks, is about to
+ * sleep until they finish: a worker that has not finished its chunk by
+ * then is almost always off its core (descheduled for another process's or
+ * runtime's time slice, milliseconds), and the owner's core is about to be
+ * free.  A worker whose mask lacks that core, or is that core alone, stays
+ * as it is.  Each pulled worker restores its own mask when it leaves the
+ * job (gx_restore_mask).  Returns the workers pulled. */
+static int gx_pull_stragglers(int cpu)
+{
+    int k = 0;
+    cpu_set_t here;
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+    CPU_ZERO(&here);
+    CPU_SET(cpu, &here);
+    for (int i = 0; i < gx_pool.nworkers; i++) {
+        gx_slot_t *w = &gx_pool.slots[i];
+        if (GX_ALOAD(&w->state, ACQUIRE) != GX_W_CHUNK || w->tid <= 0 ||
+            sched_getaffinity((pid_t)w->tid, sizeof w->home, &w->home) != 0 ||
+            !gx_has_cpu(&w->home, cpu) || CPU_COUNT(&w->home) < 2)
+            continue;
+        if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) {
+            w->pulled = 1;
+            k++;
+        }
+    }
+    return k;
+}
+
+/* The worker's mask back to what it was before the owner pulled it. */
+static void gx_restore_mask(gx_slot_t *me)
+{
+    sched_setaffinity(0, sizeof me->home, &me->home);
+}
+#else
+static int gx_leave_core(int cpu) { (void)cpu; return 0; }
+static int gx_pull_stragglers(int cpu) { (void)cpu; return 0; }
+static void gx_restore_mask(gx_slot_t *me) { (void)me; }
+#endif
 
 /* Spin without the lock while (*p == v) == while_equal, at most ns.  It
  * looks at the clock every 64 polls and, if `yield`, then gives the core to
@@ -422,24 +436,12 @@ static unsigned gx_leave(gx_slot_t *me, long long cpu)
     return (gx_pool.joined == 0 && gx_pool.owner_sleeping ? GX_WAKE_OWNER : 0) | gx_callers_to_wake();
 }
 
-/* Read the worker's own affinity (outside any job: gx_pull_stragglers and
- * gx_leave_core read it only while the worker is in one). */
-static void gx_read_home(gx_slot_t *me)
-{
-#if defined(__linux__)
-    me->home_ok = sched_getaffinity(0, sizeof me->home, &me->home) == 0;
-#else
-    (void)me;
-#endif
-}
-
 /* A worker thread: joins jobs, one critical section to join and one to
  * leave each, with the computing and the system calls between them. */
 static void gx_worker(size_t slot)
 {
     gx_slot_t *me = &gx_pool.slots[slot];
     long seen = me->seen0, tid = gx_gettid();
-    gx_read_home(me);
     for (;;) {
         gx_job_t job;
         int moved, pulled;
@@ -451,7 +453,7 @@ static void gx_worker(size_t slot)
         job = gx_join(me, tid);
         gx_mutex_unlock(&gx_pool.lk);
 
-        moved = gx_leave_core(me, job.owner_core);
+        moved = gx_leave_core(job.owner_core);
         c0 = gx_thread_cpu_ns();
         gx_run_chunks(&job, me);
         cpu = c0 < 0 ? -1 : gx_thread_cpu_ns() - c0;
@@ -459,16 +461,9 @@ static void gx_worker(size_t slot)
         gx_mutex_lock(&gx_pool.lk);
         gx_pool.st[GX_POOL_MOVED] += moved;
         pulled = me->pulled;
+        me->pulled = 0;
         gx_unlock_then_wake(gx_leave(me, cpu));
-#if defined(__linux__)
-        if (pulled) {       /* back to its own affinity, out of the job */
-            sched_setaffinity(0, sizeof me->home, &me->home);
-            GX_ASTORE(&me->pulled, 0, RELAXED);
-        }
-#else
-        (void)pulled;
-#endif
-        gx_read_home(me);
+        if (pulled) gx_restore_mask(me);    /* no owner pulls it before it joins again */
     }
 }
 
