@@ -1,0 +1,152 @@
+"""The thread pool's affinity moves stay inside what each thread may use
+(src/gx_pool.c, issue 41).
+
+On Linux the pool moves a worker woken onto its owner's core off it, and
+pulls a straggler onto the owner's core; both change a thread's CPU mask
+for a moment.  These tests check, in a fresh process each, that
+
+- a process started under ``taskset -c 0`` keeps every thread on CPU 0;
+- a process narrowed to CPU 0 after its workers started (what
+  ``taskset -a -p -c 0 PID`` does) stays there too: a mask is never widened
+  beyond what the thread has;
+- the caller's own mask is the same after each call, and the workers' masks
+  come back to exactly what they were;
+- the results are the one-thread results, calls after a NumPy matmul
+  included.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+import gelu_ext
+from gelu_ext import _ufuncs
+from helpers import WITHOUT_ML_DTYPES
+
+CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+pytestmark = [
+    pytest.mark.skipif(not _ufuncs._pool_threaded(), reason="built without threads"),
+    pytest.mark.skipif(not os.path.isdir("/proc/self/task") or len(CPUS) < 2,
+                       reason="needs os.sched_getaffinity, /proc/self/task and >= 2 CPUs"),
+]
+
+PRELUDE = textwrap.dedent(r'''
+    import os, sys, threading, time
+    import numpy as np
+    import gelu_ext
+    from gelu_ext import _ufuncs
+
+    N = 1 << 20                 # 4 x ReLU's threshold (8 x 2^15): every call is threaded
+    rng = np.random.default_rng(41)
+    x = rng.normal(scale=4, size=N).astype(np.float32)
+    g = rng.normal(size=N).astype(np.float32)
+    m, row = x.reshape(-1, 2048), g[:2048].copy()
+    a = rng.normal(size=(256, 256)).astype(np.float32)
+    CALLS = [lambda: gelu_ext.fast_gelu(x), lambda: gelu_ext.fast_gelu(x, "tanh"),
+             lambda: gelu_ext.fast_gelu_grad(x, g), lambda: gelu_ext.relu(x),
+             lambda: gelu_ext.fast_gelu(m, bias=row)]
+
+    def fail(msg):
+        print(msg)
+        sys.exit(3)
+
+    def masks():
+        """Every thread of this process: its id -> its CPU mask."""
+        out = {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                out[int(tid)] = os.sched_getaffinity(int(tid))
+            except OSError:             # the thread ended meanwhile
+                pass
+        return out
+
+    def settled(want, where):
+        """Every thread's mask is want[tid] (a worker restores its own mask
+        just after it leaves a job, which may be after the call returned)."""
+        for _ in range(200):
+            got = masks()
+            if all(got.get(t, m) == m for t, m in want.items()):
+                return
+            time.sleep(0.005)
+        fail(f"{where}: masks {got}, want {want}")
+
+    def rounds(allowed, where):
+        """Threaded calls, each after a matmul: one-thread bits, the caller's
+        mask unchanged by each call, no thread's mask outside `allowed`."""
+        gelu_ext.set_num_threads(1)
+        want = [f().tobytes() for f in CALLS]
+        gelu_ext.set_num_threads(2)
+        mine = os.sched_getaffinity(0)
+        _ufuncs._pool_stats(reset=True)
+        for r in range(30):
+            np.matmul(a, a)
+            for i, f in enumerate(CALLS):
+                if f().tobytes() != want[i]:
+                    fail(f"{where}: call {i} in round {r} differs from one thread's result")
+                if os.sched_getaffinity(0) != mine:
+                    fail(f"{where}: the caller's mask {os.sched_getaffinity(0)} after a call, was {mine}")
+            wide = {t: m for t, m in masks().items() if not m <= allowed}
+            if wide:
+                fail(f"{where}: threads outside CPUs {allowed}: {wide}")
+        st = _ufuncs._pool_stats()
+        if st["jobs"] < 1 or _ufuncs._pool_workers() < 1:
+            fail(f"{where}: no call was threaded: {st}")
+''')
+
+SCENARIOS = {
+    "started under taskset -c 0": r'''
+        if os.sched_getaffinity(0) != {0}:
+            fail(f"taskset did not apply: {os.sched_getaffinity(0)}")
+        rounds({0}, "under taskset")
+        settled({t: {0} for t in masks()}, "under taskset, after the calls")
+    ''',
+    "narrowed to CPU 0 after the workers started": r'''
+        rounds(os.sched_getaffinity(0), "before narrowing")
+        # what `taskset -a -p -c 0 PID` does: every thread, one by one
+        for tid in masks():
+            os.sched_setaffinity(tid, {0})
+        rounds({0}, "after narrowing")
+        settled({t: {0} for t in masks()}, "after narrowing, after the calls")
+    ''',
+    "caller on a CPU of its own": r'''
+        every = os.sched_getaffinity(0)
+        gelu_ext.set_num_threads(2)
+        gelu_ext.fast_gelu(x)               # the workers start with every CPU
+        os.sched_setaffinity(0, {max(every)})   # this thread only
+        rounds(every, "caller narrowed")
+        want = {t: every for t in masks()}
+        want[threading.get_native_id()] = {max(every)}
+        settled(want, "caller narrowed, after the calls")
+    ''',
+}
+
+
+def _run(body, prefix=()):
+    code = WITHOUT_ML_DTYPES + PRELUDE + textwrap.dedent(body) + '\nprint("OK")\n'
+    root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([*prefix, sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, timeout=120, cwd=tempfile.gettempdir())
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("OK"), \
+        f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or 0 not in CPUS, reason="needs taskset and CPU 0")
+def test_a_process_started_under_taskset_stays_inside_its_cpu():
+    _run(SCENARIOS["started under taskset -c 0"], prefix=("taskset", "-c", "0"))
+
+
+@pytest.mark.skipif(0 not in CPUS, reason="needs CPU 0")
+def test_a_process_narrowed_after_its_workers_started_stays_inside_its_cpu():
+    _run(SCENARIOS["narrowed to CPU 0 after the workers started"])
+
+
+def test_the_callers_and_the_workers_masks_come_back_exactly():
+    _run(SCENARIOS["caller on a CPU of its own"])
