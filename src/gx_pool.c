@@ -1,28 +1,80 @@
 /*
- * gx_pool.c -- gelu_ext's own thread pool (issue 12), replacing OpenMP.
+ * gx_pool.c -- gelu_ext's own thread pool (issue 12; why not OpenMP: the
+ * design points below).
  *
- * Design (each point answers a failure measured with libgomp):
+ * States.  Everything the pool knows is one struct, gx_pool, guarded by its
+ * lock; the fork() child replaces it whole with a fresh one.
+ *
+ * The pool's phase (gx_pool.phase), changed under the lock only:
+ *
+ *   phase    what holds                             leaves for   when, by
+ *   -------  -------------------------------------  -----------  --------------------------------
+ *   IDLE     no job; a caller may open one          OPEN         a caller holding a slot and not
+ *                                                                backing off opens a job: next
+ *                                                                job number, workers it lacks
+ *                                                                started (gx_open_job)
+ *   OPEN     a job owns the pool; workers may join  CLOSING      its owner finds no chunk left
+ *            it; owner and workers take chunks                   (gx_close_job)
+ *   CLOSING  no worker joins; workers between       IDLE         no worker is left in the job,
+ *            chunks are cut loose; the owner waits               after the owner spun, pulled
+ *            for those still computing a chunk                   stragglers and slept
+ *                                                                (gx_close_job)
+ *   any      a fork()ed child's copy                IDLE         at once: a fresh pool, no
+ *                                                                workers (gx_atfork_child)
+ *
+ * A caller of a large call first takes a slot (gx_take_slot: it sleeps
+ * while the threads computing large calls reach its thread count), then
+ * owns a job if the pool is IDLE and not backing off (gx_may_own), else
+ * computes the whole call on its own thread.
+ *
+ * A worker's place in the job (gx_slot_t.state, atomic):
+ *
+ *   from     to     when, by
+ *   -------  -----  ------------------------------------------------------------
+ *   OUT      IN     it joins: the job is OPEN and new to it, short of workers
+ *                   (job.want) and of threads computing (job.nt), and no caller
+ *                   waits for a slot (gx_joinable, gx_join; under the lock)
+ *   IN       CHUNK  it claims a chunk (gx_run_chunks; compare-and-swap)
+ *   CHUNK    IN     it finished the chunk (gx_run_chunks)
+ *   IN       CUT    the owner, out of chunks, counts it out of the job
+ *                   (gx_cut_loose; compare-and-swap under the lock)
+ *   IN, CUT  OUT    it leaves: no chunk left, a caller waits for a slot, or it
+ *                   was cut loose (gx_leave; under the lock)
+ *
+ * A worker in CHUNK while the job is CLOSING may be pulled onto the owner's
+ * core (pulled: its mask is that core until it leaves, then its own again).
+ * Counts that follow from the states, not kept beside them:
+ *   joined     workers in IN or CHUNK (a CUT one is counted out already);
+ *   running    threads computing large calls = callers + joined
+ *              (gx_running; callers: owners and callers computing alone).
+ *
+ * Design (each point answers a failure measured with libgomp or on busy
+ * cores):
  * - fork(): GNU libgomp's pool does not survive fork, so a child hung on its
  *   first threaded call.  Here pthread_atfork's prepare handler takes the
- *   pool lock (so no thread is half-way through changing the pool's state),
- *   the parent handler releases it, and the child handler forgets the
- *   workers (they do not exist in the child), resets the state and the
- *   synchronisation objects; the child starts its own workers on its first
- *   threaded call, as the parent did.  A call in flight in another parent
- *   thread carries on in the parent; the child never waits for it.
- * - Busy cores: workers sleep on a condition variable (passive wait: no
- *   spinning), and the work is cut into chunks taken from an atomic counter
- *   by the caller and the workers alike.  A worker that is descheduled, or
- *   wakes late, simply takes fewer chunks; the caller never waits for a
- *   thread that has not started, only for chunks already being computed.
+ *   pool lock (so no thread is half-way through a change of state), the
+ *   parent handler releases it, and the child handler releases it and
+ *   replaces the pool with a fresh one: no workers (they do not exist in the
+ *   child), IDLE, no back-off, counters at 0, new synchronisation objects.
+ *   The child starts its own workers on its first threaded call, as the
+ *   parent did.  A call in flight in another parent thread carries on in the
+ *   parent; the child never waits for it.
+ * - Busy cores: the work is cut into chunks taken from an atomic counter by
+ *   the owner and the workers alike.  A worker that is descheduled, or wakes
+ *   late, simply takes fewer chunks; the owner never waits for a thread that
+ *   has not started, only for chunks already being computed.  After a job a
+ *   worker spins up to GX_SPIN_NS (100 us) for the next one, giving its core
+ *   to any other runnable thread every 64 polls, then sleeps on a condition
+ *   variable.
  * - Callers that are threads themselves: one job at a time owns the pool.
  *   Every thread computing a large call (callers and workers) holds a
  *   "slot"; a caller that finds nthreads slots taken sleeps until one frees,
  *   and a worker gives its slot up after its current chunk when a caller is
  *   waiting.  A caller that finds the pool owned by another job runs its
- *   call on its own thread.  So our runnable threads never exceed the thread
- *   count, and k callers keep the cores as busy as one caller with all
- *   threads.
+ *   call on its own thread.  So the threads computing large calls never
+ *   exceed the callers' thread count (the largest, where callers ask for
+ *   different ones), and k callers keep the cores as busy as one caller
+ *   with all threads.
  * - Next to other runtimes (issue 29): right after a BLAS call (OpenBLAS's
  *   workers spin with sched_yield for ~0.1 s) or a PyTorch op (libgomp's
  *   spin without yielding for a few ms), the other cores are taken by
@@ -30,25 +82,36 @@
  *   *caller's* core, where it preempted the caller and computed the whole
  *   call alone (measured: 30 of 30 calls after np.matmul, the caller 0
  *   items).  A worker that finds itself on the job owner's core moves off it
- *   (Linux: its affinity without that core for one call, then restored); on
- *   the other core a yielding spinner hands it the core at once.
+ *   (Linux: it sets its mask to the one it has without that core, which
+ *   migrates it, then puts its mask back, which leaves it where it landed);
+ *   on the other core a yielding spinner hands it the core at once.
  * - Stragglers: a worker descheduled (its core taken by a spinner or
- *   another process for a time slice, milliseconds) kept the owner waiting
- *   for the whole slice.  A worker claims each chunk by moving its state
- *   from IN to CHUNK (compare-and-swap), so the owner, out of chunks, cuts
- *   loose every worker between chunks and waits only for chunks being
- *   computed; for those it spins twice a chunk's time, then pulls their
- *   workers onto its own core (Linux: their affinity that core until they
- *   leave the job) and sleeps, so a straggler runs there at once.  No
- *   system call is made under the pool lock (a worker preempted in one
- *   while holding it held the owner for milliseconds).
+ *   another process for a time slice, milliseconds) would keep the owner
+ *   waiting for the whole slice.  A worker claims each chunk by moving its
+ *   state from IN to CHUNK (compare-and-swap), so the owner, out of chunks,
+ *   cuts loose every worker between chunks and waits only for chunks being
+ *   computed.  For those it spins twice its own time per chunk (100 us if
+ *   it computed none) plus GX_PULL_MIN_NS (20 us), at most GX_SPIN_NS
+ *   (100 us); then it pulls their workers onto its own core (Linux: their
+ *   mask that core alone until they leave the job) and sleeps, so a
+ *   straggler runs there at once.
+ * - Affinity: a move only narrows a thread's mask to part of the mask it
+ *   has at that moment, read just before, and puts back exactly that mask,
+ *   so a process started under `taskset`, or narrowed later, keeps every
+ *   thread inside its mask (tests/test_pool_affinity.py).
+ * - The lock guards bookkeeping only: it is never held across a chunk, a
+ *   spin or a wake-up.  Condition variables are signalled after unlocking
+ *   (gx_unlock_then_wake): a woken thread that preempts the signaller would
+ *   otherwise find the lock held and sleep again until the signaller is
+ *   scheduled back (measured on busy cores, milliseconds per call).  The
+ *   system calls made under the lock are starting workers (gx_grow) and
+ *   pulling stragglers (which must not interleave with a worker putting
+ *   its own mask back), besides reading the clock and the current core.
  * - A threaded call is judged by the work its workers did, not by time off
  *   the core: it lost when the owner waited on them longer than the CPU
  *   time they put into it (GX_STALL_NS).  A worker that joins late, shares
  *   a core with a yielding spinner or never joins costs nothing by this
- *   rule; a straggler on busy cores does.  Before (issue 12's rule: threads
- *   more than a quarter of the call off their cores) every call after a
- *   matmul could count as a stall and send the next 8-1024 calls serial.
+ *   rule; a straggler on busy cores does.
  * - What no pool can get: a spinner holds its core.  OpenBLAS's yields, but
  *   the scheduler (CFS, EEVDF) still gives it its fair share of that core
  *   once our worker has run its own: a call longer than a time slice, next
@@ -89,30 +152,35 @@
 #endif
 
 #define GX_POOL_MAX 255         /* worker threads at most */
-/* Wait policy: a worker spins this long after a job for the next one, then
- * sleeps; the owner spins as long for workers' last chunks, then sleeps. */
+/* A worker spins this long after a job for the next one, then sleeps; the
+ * owner, out of chunks, spins at most this long for the workers' last
+ * chunks (gx_close_job), then sleeps. */
 #define GX_SPIN_NS 100000LL
 /* A stall is a threaded call slower than one thread would have been: the
  * owner, out of chunks, waited for workers still computing longer than the
- * CPU time (CLOCK_THREAD_CPUTIME_ID) the workers put into the call, plus
- * GX_STALL_NS -- what they cost it exceeds what they saved it.  Typically
- * a worker descheduled holding a chunk: the cores are busy with other
+ * CPU time (CLOCK_THREAD_CPUTIME_ID) the workers put into the call's
+ * chunks, plus GX_STALL_NS -- what they cost it exceeds what they saved it.
+ * (A worker cut loose counts on neither side: the owner does not wait for
+ * it, and its CPU time may come in after the job has ended.)  Typically a
+ * worker descheduled holding a chunk: the cores are busy with other
  * processes, and a threaded call is exposed to it on every thread
  * (measured, such calls took 3-20x a serial one).  The owner's own time off
  * its core counts for neither side: a serial call would lose it too.  Where
  * the system cannot tell a thread's CPU time, a wait longer than a quarter
  * of the owner's own time plus GX_STALL_NS is the sign.  After a stall, the
- * next gx_backoff threaded calls (or GX_BACKOFF_MAX_NS, whichever ends
- * first, for rare calls) run on the caller alone; gx_backoff grows 4x per
- * stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and halves after a
- * threaded call a worker helped without a stall.  So on a busy machine one
- * call in hundreds probes the threads, and on an idle one nothing changes. */
+ * next `backoff` calls that would own the pool (or GX_BACKOFF_MAX_NS,
+ * whichever ends first, for rare calls) run on the caller alone; `backoff`
+ * grows 4x per stall from GX_BACKOFF_MIN_CALLS to GX_BACKOFF_MAX_CALLS and
+ * halves after a threaded call a worker helped without a stall.  So on a
+ * busy machine one call in hundreds probes the threads, and on an idle one
+ * nothing changes. */
 #ifndef GX_BACKOFF_MAX_CALLS          /* -DGX_BACKOFF_MAX_CALLS=0: never back off (race tests) */
 #define GX_BACKOFF_MAX_CALLS 1024
 #endif
 #define GX_STALL_NS 50000LL
-/* The owner, out of chunks, spins at least this long (plus twice a chunk's
- * time) for workers still computing before it pulls them onto its core. */
+/* The owner, out of chunks, spins twice its own time per chunk plus this
+ * (at most GX_SPIN_NS) for workers still computing before it pulls them
+ * onto its core. */
 #define GX_PULL_MIN_NS 20000LL
 /* 2: the first stall sends 8 calls to one thread.  An idle VM's host now
  * and then deschedules a vCPU for milliseconds (one stall in 60-90 calls of
@@ -140,16 +208,16 @@ static int gx_env_threads(void)
 static gx_once_t gx_once = GX_ONCE_INIT;
 static int gx_default = 1;
 
-/* A worker's place in a job (gx_slot_t.state, atomic): a worker between
- * chunks (IN) can be cut loose by the owner (CUT), a worker holding a chunk
- * (CHUNK) is waited for; see gx_run_chunks and gx_cut_loose. */
+/* A worker's place in a job (gx_slot_t.state; the table at the top of this
+ * file): a worker between chunks (IN) can be cut loose by the owner (CUT),
+ * a worker holding a chunk (CHUNK) is waited for. */
 enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
-/* One per worker thread. */
+/* One per worker thread; state is atomic, the rest under the lock. */
 typedef struct {
     long seen0;                 /* the job number it starts from */
-    long state;                 /* GX_W_*, atomic */
+    long state;                 /* GX_W_* */
     int pulled;                 /* its mask is the owner's core until it leaves the job */
-    long tid;                   /* kernel thread id; 0: unknown */
+    long tid;                   /* kernel thread id, set when it joins; 0: unknown */
 #if defined(__linux__)
     cpu_set_t home;             /* its mask before the owner pulled it: what it restores */
 #endif
@@ -170,10 +238,10 @@ typedef struct {
 } gx_job_t;
 
 /* Everything the pool knows, in one place, so that a fork()ed child can
- * start from a fresh one (gx_atfork_child).  Guarded by lk; `next` and
- * `witems` are only touched atomically; gen, joined and waiting are written
- * atomically under lk because spinning threads and the chunk loop also read
- * them unlocked. */
+ * start from a fresh one (gx_atfork_child).  Guarded by lk, but for `next`
+ * and `witems`, only touched atomically; gen, joined and waiting are
+ * written atomically under lk because spinning threads and the chunk loop
+ * also read them unlocked. */
 typedef struct {
     gx_mutex_t lk;
     gx_cond_t wake;             /* workers: a job opened */
@@ -191,7 +259,7 @@ typedef struct {
     gx_pool_intp next;          /* the job's next unclaimed chunk */
     gx_pool_intp witems;        /* items workers computed in the job */
     long long cpu_ns;           /* CPU ns workers spent in the job's chunks; -1: unknown */
-    long long done_ns;          /* when the last worker left the job */
+    long long done_ns;          /* when the last worker counted in the job left it */
     long long stall_t;          /* time of the last stall; 0: not backing off */
     long stall_calls;           /* calls run serially since */
     long backoff;               /* calls to run serially after a stall */
@@ -205,6 +273,7 @@ static gx_pool_t gx_pool = GX_POOL_FRESH;
 /* Threads computing large calls: callers and the workers in the job (under lk). */
 static int gx_running(void) { return gx_pool.callers + (int)gx_pool.joined; }
 
+/* The most threads computing at once (GX_POOL_MAX_RUNNING), under lk. */
 static void gx_note_running(void)
 {
     if (gx_running() > gx_pool.st[GX_POOL_MAX_RUNNING]) gx_pool.st[GX_POOL_MAX_RUNNING] = gx_running();
@@ -276,20 +345,18 @@ static long gx_gettid(void)
 #endif
 }
 
-/* Cut loose every worker of the job that is between chunks (under gx_pool.lk,
+/* Cut loose every worker of the job that is between chunks (under the lock,
  * the owner out of chunks): it claims nothing more (gx_run_chunks) and the
  * owner stops counting it, so the owner waits only for chunks being
  * computed -- not for a worker descheduled before its first chunk or
- * between two, which before cost the owner that worker's time off its core
+ * between two, which would cost the owner that worker's time off its core
  * (after a matmul: a worker moved off the owner's core that waited there
- * behind a spinner, ~0.1 ms of a 0.5 ms call).  The worker sees CUT when it
- * leaves its chunk loop and leaves without the job's accounting. */
+ * behind a spinner, ~0.1 ms of a 0.5 ms call).  The worker finds CUT when
+ * it tries to claim a chunk, or when it leaves (gx_leave). */
 static void gx_cut_loose(void)
 {
     for (int i = 0; i < gx_pool.nworkers; i++) {
-        if (GX_ACAS(&gx_pool.slots[i].state, GX_W_IN, GX_W_CUT)) {
-            GX_AADD(&gx_pool.joined, -1, RELEASE);
-        }
+        if (GX_ACAS(&gx_pool.slots[i].state, GX_W_IN, GX_W_CUT)) GX_AADD(&gx_pool.joined, -1, RELEASE);
     }
 }
 
@@ -366,8 +433,11 @@ static void gx_restore_mask(gx_slot_t *me) { (void)me; }
 #endif
 
 /* Spin without the lock while (*p == v) == while_equal, at most ns.  It
- * looks at the clock every 64 polls and, if `yield`, then gives the core to
- * any other runnable thread on it. */
+ * looks at the clock every 64 polls and, if `yield`, gives the core to any
+ * other runnable thread then.  A worker waiting for the next job yields
+ * (it has nothing better to do); the owner waiting for the last chunks of
+ * its own call does not, for a spin of at most GX_SPIN_NS, after which a
+ * straggler is pulled onto its core (gx_pull_stragglers). */
 static void gx_spin(const long *p, long v, int while_equal, long long ns, int yield)
 {
     long long end = gx_now_ns() + ns;
@@ -436,8 +506,9 @@ static unsigned gx_leave(gx_slot_t *me, long long cpu)
     return (gx_pool.joined == 0 && gx_pool.owner_sleeping ? GX_WAKE_OWNER : 0) | gx_callers_to_wake();
 }
 
-/* A worker thread: joins jobs, one critical section to join and one to
- * leave each, with the computing and the system calls between them. */
+/* A worker thread: one critical section to join a job and one to leave it;
+ * computing, moving off the owner's core and restoring its mask happen
+ * outside them. */
 static void gx_worker(size_t slot)
 {
     gx_slot_t *me = &gx_pool.slots[slot];
@@ -467,7 +538,7 @@ static void gx_worker(size_t slot)
     }
 }
 
-/* Start workers until there are `want` (under gx_pool.lk); a worker that
+/* Start workers until there are `want` (under the lock); a worker that
  * cannot be started leaves the pool with those it has. */
 static void gx_grow(int want)
 {
@@ -486,7 +557,9 @@ static void gx_atfork_prepare(void) { gx_mutex_lock(&gx_pool.lk); }
 static void gx_atfork_parent(void) { gx_mutex_unlock(&gx_pool.lk); }
 
 /* The child has only the thread that called fork(): no workers, no other
- * callers.  Forget them; the next threaded call starts new workers. */
+ * callers.  It gets a fresh pool (IDLE, no workers, no back-off, counters
+ * at 0, new synchronisation objects: their waiters were threads that are
+ * gone); its next threaded call starts new workers. */
 static void gx_atfork_child(void)
 {
     gx_mutex_unlock(&gx_pool.lk);       /* taken by gx_atfork_prepare */
@@ -594,10 +667,10 @@ static void gx_close_job(long long per_chunk)
     gx_pool.phase = GX_CLOSING;         /* late wakers stay out */
     gx_cut_loose();
     if (gx_pool.joined > 0) {
-        /* a worker still computing its last chunk: wait twice a chunk's
-         * time spinning, then pull it onto this core and sleep
-         * (gx_pull_stragglers), so a worker descheduled holding a chunk
-         * costs microseconds, not its time slice */
+        /* a worker still computing its last chunk: spin twice a chunk's
+         * time plus GX_PULL_MIN_NS, at most GX_SPIN_NS, then pull it onto
+         * this core and sleep (gx_pull_stragglers), so a worker descheduled
+         * holding a chunk costs microseconds, not its time slice */
         long long spin = 2 * per_chunk + GX_PULL_MIN_NS;
         gx_mutex_unlock(&gx_pool.lk);
         gx_spin(&gx_pool.joined, 0, 0, spin < GX_SPIN_NS ? spin : GX_SPIN_NS, 0);

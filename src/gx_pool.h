@@ -16,7 +16,10 @@ typedef void (*gx_pool_fn)(void *ctx, gx_pool_intp lo, gx_pool_intp hi);
  * threads, the caller included, and return when all are done.  Which thread
  * runs which chunk is not fixed, so fn must give the same result for an item
  * whatever chunk it is in.  Runs on the calling thread alone when the pool is
- * busy with another caller, has no threads (gx_threads.h), or nthreads <= 1. */
+ * busy with another caller or backing off after a threaded call slower than
+ * one thread (gx_pool.c), has no threads (gx_threads.h), nthreads <= 1 or
+ * the items fit in one chunk.  The pool's states and transitions: the table
+ * at the top of gx_pool.c. */
 void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads);
 
 /* Threads a call uses by default: OMP_NUM_THREADS if set to a positive
