@@ -43,10 +43,14 @@
  *
  * A worker in CHUNK while the job is CLOSING may be pulled onto the owner's
  * core (pulled: its mask is that core until it leaves, then its own again).
- * Counts that follow from the states, not kept beside them:
- *   joined     workers in IN or CHUNK (a CUT one is counted out already);
- *   running    threads computing large calls = callers + joined
- *              (gx_running; callers: owners and callers computing alone).
+ * Counts:
+ *   joined     the workers in IN or CHUNK, one counter (atomic: the owner
+ *              spins on it), moved with each transition into or out of
+ *              them: gx_join, gx_cut_loose, gx_leave;
+ *   callers    owners and callers computing alone (gx_take_slot, and the
+ *              end of gx_pool_run);
+ *   running    threads computing large calls: callers + joined, derived
+ *              where it is read (gx_running), never kept.
  *
  * Design (each point answers a failure measured with libgomp or on busy
  * cores):
@@ -118,7 +122,8 @@
  *   to one spinner per core, gets about half a core per worker (2 cores:
  *   4/3x one thread, not 2x).  libgomp's does not yield at all; a worker
  *   woken onto its core waits for its time slice (a few ms) or for the
- *   spin to end.  Those calls run on the caller, no slower than serial.
+ *   spin to end.  The owner then computes most of such a call itself, no
+ *   slower than serial.
  * - Results cannot depend on this: each item is computed by the same code
  *   whichever thread takes its chunk.
  * The system underneath (gx_threads.h): POSIX threads or Windows threads;
