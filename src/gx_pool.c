@@ -365,11 +365,8 @@ static void gx_cut_loose(void)
     }
 }
 
-/* Affinity (Linux; elsewhere the scheduler alone places threads).  A move
- * only ever narrows a thread's CPU mask to a subset of the mask it has at
- * that moment, read just before, and puts back exactly that mask: a
- * process started under `taskset`, or narrowed later, keeps every thread
- * inside its mask. */
+/* Affinity moves (Linux; elsewhere the scheduler alone places threads),
+ * confined as the design point "Affinity" says. */
 #if defined(__linux__)
 /* 1 if core `cpu` (-1: unknown) is in `set`. */
 static int gx_has_cpu(const cpu_set_t *set, int cpu)
