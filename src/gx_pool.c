@@ -210,6 +210,8 @@ static int gx_env_threads(void)
     return v > 1024 ? 1024 : (int)v;
 }
 
+/* Configuration, read once per process and kept by a fork()ed child (it
+ * uses its parent's thread count); everything else is in gx_pool. */
 static gx_once_t gx_once = GX_ONCE_INIT;
 static int gx_default = 1;
 
