@@ -46,8 +46,9 @@ int gx_pool_workers(void);
  * owner ran out of chunks pulled onto the owner's core (PULLED), and over
  * the threaded calls whose threads' CPU time is known, their wall time
  * from opening the job to its end (WALL_NS) and the CPU time their threads
- * spent in chunks (CPU_NS): CPU_NS / WALL_NS is how many threads computed
- * at once on average, whatever the cores' speed.  A stall is a threaded call slower
+ * spent in chunks (CPU_NS; a worker cut loose is not counted, its tally
+ * can come after the job's end): CPU_NS / WALL_NS is how many threads
+ * computed at once on average, whatever the cores' speed.  A stall is a threaded call slower
  * than one thread would have been (gx_pool.c).  gx_pool_stat_name(i): slot
  * i's name, as Python shows it (_ufuncs._pool_stats). */
 enum {
