@@ -60,21 +60,24 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _digests(env=None, qemu=False):
+def _digests(cwd, env=None, qemu=False):
+    """The script's digests in a child (under qemu: a CPU without AVX), run
+    in an empty directory: python -c puts the working directory first on
+    sys.path, where a source checkout's gelu_ext has no extension."""
     cmd = ([QEMU, "-cpu", "Westmere"] if qemu else []) + [sys.executable, "-c", _SCRIPT]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
     assert p.returncode == 0, f"{'under qemu -cpu Westmere: ' if qemu else ''}exit {p.returncode}\n{p.stderr[-3000:]}"
     return json.loads(p.stdout)
 
 
-def test_no_avx_instruction_runs_on_a_cpu_without_avx():
+def test_no_avx_instruction_runs_on_a_cpu_without_avx(tmp_path):
     import os
     env = dict(os.environ)
     env.pop("GELU_EXT_ISA", None)
-    emulated = _digests(env, qemu=True)
+    emulated = _digests(tmp_path, env, qemu=True)
     assert emulated.pop("isa") == "baseline", "a CPU without AVX must get the baseline path"
     env["GELU_EXT_ISA"] = "baseline"
-    here = _digests(env)
+    here = _digests(tmp_path, env)
     assert here.pop("isa") == "baseline"
     assert emulated.keys() == here.keys()
     differ = [k for k in here if emulated[k] != here[k]]
