@@ -268,12 +268,15 @@ GX_INLINE void gx_vf_out(void *p, gx_vf v, int st)
 GX_INLINE int gx_f32_vector(const gx_f32_regs *R, const void *xs, const void *gs, void *os,
                             uint64_t *bad, int j, int G, int S, int st)
 {
+    uint64_t *const bw = bad + j / 64;      /* the rejected lanes' word */
+    const int shift = j % 64;
     const gx_vf xv = gx_vf_in(xs, st);
     const gx_vf gv = G != GX_LOOP_FWD ? gx_vf_in(gs, st) : xv;
     gx_vmf bm;
-    gx_vf_out(os, gx_f32_body(R, xv, gv, G, S, &bm), st);
+    const gx_vf r = gx_f32_body(R, xv, gv, G, S, &bm);
     const uint64_t b = vf_mbits(bm);
-    bad[j / 64] |= b << (j % 64);
+    *bw |= b << shift;
+    gx_vf_out(os, r, st);
     return vf_nbits(bm, b);
 }
 
