@@ -148,6 +148,13 @@ def isa_flags(unit, machine=None, compiler=None, plat=None):
     return gnu
 
 
+def unit_of(src):
+    """The ISA unit a source path is (src/isa/<unit>.c: "<unit>"), or None
+    for a file that takes build_flags only."""
+    head, name = os.path.split(src)
+    return os.path.splitext(name)[0] if head.replace("\\", "/").endswith("src/isa") else None
+
+
 def kernel_sources():
     """The C sources of gelu_ext._ufuncs besides the Cython module: the ISA
     units (compiled each with isa_flags), then the rest (build_flags only).
@@ -200,11 +207,10 @@ def main():
             super().build_extensions()
 
         def build_extension(self, ext):
-            units = [s for s in ext.sources if os.path.dirname(s) == "src/isa"]
+            units = [s for s in ext.sources if unit_of(s)]
             objects = []
             for src in units:
-                unit = os.path.splitext(os.path.basename(src))[0]
-                extra = isa_flags(unit, compiler=self._kind)
+                extra = isa_flags(unit_of(src), compiler=self._kind)
                 print(f"gelu_ext: {src}: {' '.join(extra) or '(build flags only)'}")
                 objects += self.compiler.compile(
                     [src], output_dir=self.build_temp, macros=ext.define_macros,

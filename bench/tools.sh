@@ -55,7 +55,7 @@ kernel_units() {
     "$PYTHON" -c 'import sys, setup
 plat, machine, compiler = sys.argv[1:4]
 for s in setup.kernel_sources():
-    u = s[len("src/isa/"):-len(".c")] if s.startswith("src/isa/") else None
+    u = setup.unit_of(s)
     print(s, *(setup.isa_flags(u, machine, compiler, plat) if u else []))' "$1" "$2" "$3"
 }
 
