@@ -33,6 +33,14 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport intptr_t
 from libc.string cimport memcpy
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+
+cdef extern from "numpy/arrayobject.h":
+    # (numpy's .pxd leaves it commented out)
+    object PyArray_NewFromDescr(PyTypeObject *subtype, cnp.dtype descr, int nd,
+                                cnp.npy_intp *dims, cnp.npy_intp *strides, void *data,
+                                int flags, PyObject *obj)
 
 cnp.import_array()
 cnp.import_ufunc()
@@ -323,6 +331,34 @@ def _bias_rows(str name, tuple ins, cnp.ndarray out):
     with nogil:
         gx_apply_bias_rows(op, dt, inp, cnp.PyArray_DATA(out), rows, cols)
     return out
+
+
+# ------------------------------------------- arrays over others' memory --
+
+def _array_at(intptr_t address, tuple shape, tuple strides, cnp.dtype dtype, object base):
+    """A writeable ndarray of ``dtype`` over ``address`` with ``shape`` and
+    ``strides`` (in elements), keeping ``base`` (the memory's owner) alive.
+
+    gelu_ext.torch runs the ufuncs over tensors through this, not
+    ``Tensor.numpy()``, which marks the tensor's storage non-resizable for
+    good: after one call, a user's input and our output could no longer be
+    ``resize_``d.  The caller passes a dense CPU tensor's own geometry, so
+    every element addressed lies inside its storage."""
+    cdef int nd = len(shape), k
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp steps[cnp.NPY_MAXDIMS]
+    if nd > cnp.NPY_MAXDIMS or len(strides) != nd:
+        raise ValueError(f"_array_at: {nd} dimensions and {len(strides)} strides "
+                         f"(at most {cnp.NPY_MAXDIMS}, and as many strides as dimensions)")
+    for k in range(nd):
+        dims[k] = shape[k]
+        steps[k] = strides[k] * dtype.itemsize
+    Py_INCREF(dtype)        # PyArray_NewFromDescr steals a reference to it
+    arr = PyArray_NewFromDescr(<PyTypeObject *>cnp.ndarray, dtype, nd, dims, steps,
+                               <void *>address, cnp.NPY_ARRAY_WRITEABLE, NULL)
+    Py_INCREF(base)         # and PyArray_SetBaseObject one to its base
+    cnp.PyArray_SetBaseObject(<cnp.ndarray>arr, base)
+    return arr
 
 
 # ---------------------------------------------------------- configuration --
