@@ -16,11 +16,14 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip install '.[torch]')")
+
+import torch.nn.functional as F                            # noqa: E402
 
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
@@ -373,12 +376,78 @@ def test_meta_tensors_go_to_torch(call):
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int8, torch.bool, torch.complex64])
-def test_non_float_tensors_rejected_naming_the_argument(dtype):
+def test_ops_reject_non_float_tensors_naming_the_argument(dtype):
     x = torch.zeros(3, dtype=dtype)
     with pytest.raises(TypeError, match=r"x must be a float16, bfloat16, float32 or float64 tensor"):
         ops.gelu(x)
     with pytest.raises(TypeError, match=r"up must be a float16"):
-        GF.swiglu(torch.zeros(3), x)
+        ops.swiglu(torch.zeros(3), x)
+
+
+def outcome(fn):
+    """(the result, or the exception's type and message)."""
+    try:
+        return fn()
+    except Exception as e:              # noqa: BLE001 - the comparison is the point
+        return type(e), str(e)
+
+
+def same_outcome(ours, theirs):
+    a, b = outcome(ours), outcome(theirs)
+    if isinstance(b, torch.Tensor):
+        assert isinstance(a, torch.Tensor), a
+        assert a.dtype == b.dtype and a.layout == b.layout and a.is_nested == b.is_nested
+        if b.is_nested:
+            a, b = torch.cat(a.unbind()), torch.cat(b.unbind())
+        elif b.layout != torch.strided:
+            a, b = a.to_dense(), b.to_dense()
+        elif b.is_quantized:
+            a, b = a.dequantize(), b.dequantize()
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    else:
+        assert a == b
+
+
+FUNCTIONAL_CALLS = {
+    "relu": (GF.relu, F.relu), "silu": (GF.silu, F.silu), "gelu": (GF.gelu, F.gelu),
+    "gelu tanh": (lambda t: GF.gelu(t, "tanh"), lambda t: F.gelu(t, approximate="tanh")),
+    "relu inplace": (lambda t: GF.relu(t.clone(), inplace=True), lambda t: F.relu(t.clone(), inplace=True)),
+}
+OTHER_TENSORS = {
+    "int64": lambda: torch.tensor([-2, 0, 3]), "int8": lambda: torch.tensor([-2, 0, 3], dtype=torch.int8),
+    "uint8": lambda: torch.tensor([254, 0, 3], dtype=torch.uint8), "bool": lambda: torch.tensor([True, False]),
+    "complex64": lambda: torch.tensor([1 + 1j, -1 - 2j]),
+    "sparse_coo": lambda: torch.tensor([[0.0, -1.0], [2.0, 0.0]]).to_sparse(),
+    "sparse_csr": lambda: torch.tensor([[0.0, -1.0], [2.0, 0.0]]).to_sparse_csr(),
+    "quantized": lambda: torch.quantize_per_tensor(torch.tensor([-1.0, 0.5, 2.0]), 0.1, 10, torch.quint8),
+    "nested": lambda: torch.nested.nested_tensor([make((2, 3), torch.float32, 0), make((4, 3), torch.float32, 1)],
+                                                 layout=torch.jagged),
+}
+
+
+@pytest.mark.parametrize("kind", OTHER_TENSORS)
+@pytest.mark.parametrize("call", FUNCTIONAL_CALLS)
+def test_functional_gives_other_tensors_torchs_own_result_or_error(call, kind):
+    """Integer, bool, complex, sparse, quantized and nested tensors are not
+    ours to compute: relu of an int64 tensor works, gelu of one raises, as
+    torch's own functions do (the same result, or the same error)."""
+    if kind == "nested" and call == "relu inplace":
+        pytest.skip("a nested tensor's clone() is itself unsupported by torch")
+    ours, theirs = FUNCTIONAL_CALLS[call]
+    with warnings.catch_warnings():     # sparse CSR tensors are a beta feature, and say so
+        warnings.simplefilter("ignore", UserWarning)
+        a, b = OTHER_TENSORS[kind](), OTHER_TENSORS[kind]()
+    same_outcome(lambda: ours(a), lambda: theirs(b))
+
+
+def test_inputs_and_outputs_stay_resizable():
+    """The ops read and write through ndarrays over the tensors' memory, not
+    ``Tensor.numpy()``, which would leave both storages unresizable."""
+    x = make((4, 5), torch.float32, 0)
+    for y in (GF.gelu(x), GF.silu(x), GF.swiglu(x, x), GF.gelu(x.to(torch.bfloat16))):
+        y.resize_(40)
+    x.resize_(40)
+    assert x.shape == (40,)
 
 
 def test_bad_approximate_and_non_tensors():
@@ -397,6 +466,110 @@ def test_inplace_forms():
     assert GF.silu(y, inplace=True) is y
     np.testing.assert_array_equal(bits(y), bits(want))
     assert gt.ReLU(inplace=True)(y) is y
+
+
+INPLACE = {"relu": (GF.relu, F.relu), "silu": (GF.silu, F.silu)}
+
+
+def inplace_grads(fn, case):
+    """x.grad after ``fn(t, inplace=True)`` on a tensor derived from a leaf
+    x in the way ``case`` names, then a backward through the result."""
+    x = make((4, 6), torch.float64, 1).requires_grad_()
+    if case == "non-leaf":
+        t = x * 1.5
+        out = fn(t, inplace=True)
+        assert out is t
+        loss = (out * torch.arange(24.0, dtype=torch.float64).view(4, 6)).sum()
+    else:               # "view of a base that requires grad": the base is rebased
+        base = x * 1.5
+        fn(base[1:3, ::2], inplace=True)
+        loss = (base * torch.arange(24.0, dtype=torch.float64).view(4, 6)).sum()
+    loss.backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("case", ["non-leaf", "view of a base"])
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_under_autograd_as_torch(name, case):
+    ours, theirs = INPLACE[name]
+    torch.testing.assert_close(inplace_grads(ours, case), inplace_grads(theirs, case),
+                               rtol=1e-15, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_refusals_as_torch(name):
+    """A leaf that requires grad is refused, and a tensor another backward
+    saved is caught by its version counter, with torch's own errors."""
+    for fn in INPLACE[name]:
+        leaf = make((3,), torch.float32, 0).requires_grad_()
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            fn(leaf, inplace=True)
+        y = leaf * 1.0
+        z = y * y                       # saves y
+        fn(y, inplace=True)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+
+
+def inplace_net(act):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 16), act(inplace=True), torch.nn.Linear(16, 16),
+                               act(inplace=True), torch.nn.Linear(16, 1))
+
+
+def train_losses(model, steps=4, compiled=False):
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(32, 4, generator=g), torch.randn(32, 1, generator=g)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    run = torch.compile(model, fullgraph=True) if compiled else model
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(run(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["eager", "compiled"])
+@pytest.mark.parametrize("act", [torch.nn.ReLU, torch.nn.SiLU], ids=["ReLU", "SiLU"])
+def test_patched_inplace_activations_train_as_unpatched(act, compiled):
+    want = train_losses(inplace_net(act))
+    model = inplace_net(act)
+    assert len(gt.patch_model(model)) == 2
+    got = train_losses(model, compiled=compiled)
+    # ReLU is exact in both; torch's SiLU is not always correctly rounded
+    np.testing.assert_allclose(got, want, rtol=0 if act is torch.nn.ReLU and not compiled else 1e-5)
+
+
+@pytest.mark.slow
+def test_tiny_swinv2_with_inplace_relu_fine_tunes_as_unpatched():
+    """transformers' Swinv2 has ReLU(inplace=True) in its position-bias MLP."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.Swinv2Config(image_size=16, patch_size=4, embed_dim=8, depths=[1, 1],
+                                    num_heads=[2, 2], window_size=2, num_labels=3)
+
+    def losses(patch):
+        torch.manual_seed(0)
+        model = transformers.Swinv2ForImageClassification(cfg).train()
+        if patch:
+            names = {type(r.old).__name__ for r in gt.patch_model(model).replaced}
+            assert "ReLU" in names
+        g = torch.Generator().manual_seed(1)
+        px, labels = torch.randn(4, 3, 16, 16, generator=g), torch.tensor([0, 1, 2, 1])
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        out = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = model(pixel_values=px, labels=labels).loss
+            loss.backward()
+            opt.step()
+            out.append(loss.item())
+        return out
+
+    np.testing.assert_allclose(losses(True), losses(False), rtol=1e-5)
 
 
 def test_modules_match_functional_and_pickle():

@@ -1,13 +1,21 @@
 """Functions with ``torch.nn.functional``'s names and signatures, on gelu_ext's ops.
 
-A CPU tensor of a float dtype runs ``torch.ops.gelu_ext.*`` (autograd,
-``torch.compile`` and ``torch.export`` included).  A tensor on another device
-(CUDA, MPS, meta, ...) goes to torch's own function, so a model moved off the
-CPU keeps working; gelu_ext has no kernels there.
+A dense (strided) CPU tensor of a float dtype (float16, bfloat16, float32,
+float64) runs ``torch.ops.gelu_ext.*`` (autograd, ``torch.compile`` and
+``torch.export`` included).  Every other tensor goes to torch's own function,
+so it gets exactly what torch gives it: a tensor on another device (CUDA, MPS,
+meta, ...), an integer, bool or complex tensor (``relu`` of an int64 tensor
+works, ``gelu`` of one raises torch's error), and sparse, quantized and nested
+tensors.  gelu_ext has no kernels for any of those.
 
 ``inplace=True`` (``relu``, ``silu``) computes into a new tensor and copies it
-back into ``input`` (``Tensor.copy_``, recorded by autograd like torch's
-in-place ops): the values torch's in-place form gives, not its memory saving.
+back into ``input`` (``Tensor.copy_``, recorded by autograd as torch's
+in-place ops are): the values torch's in-place form gives and its autograd
+behaviour (a non-leaf input or a view of one is rebased, a leaf that requires
+grad is refused, a tensor some backward saved is caught by its version
+counter), not its memory saving.  Where autograd records the call, the op
+reads a copy of ``input``: the op saves its input for backward, and the
+copy back would otherwise overwrite what it saved.
 """
 import torch
 import torch.nn.functional as F
@@ -19,10 +27,18 @@ __all__ = ["gelu", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
 _ops = torch.ops.gelu_ext
 
 
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def _ours(*tensors):
-    # device.type is "cpu" for FakeTensors of CPU tensors too (torch.compile,
-    # torch.export), so tracing sees our op; a meta tensor goes to torch.
-    return all(t.device.type == "cpu" for t in tensors)
+    """Whether gelu_ext's ops compute this call: every operand a dense CPU
+    tensor of a float dtype.  device.type is "cpu" for FakeTensors of CPU
+    tensors too (torch.compile, torch.export), so tracing sees our op; a meta
+    tensor goes to torch.  Quantized tensors have a quantized dtype, so the
+    dtype test leaves them to torch; nested (jagged) tensors report a strided
+    layout, so they are tested by name."""
+    return all(t.device.type == "cpu" and t.layout == torch.strided and t.dtype in _FLOATS
+               and not t.is_nested for t in tensors)
 
 
 def _check_tensor(name, t):
@@ -63,8 +79,10 @@ def _elementwise(op, torch_fn, input, inplace):
     _check_tensor("input", input)
     if not _ours(input):
         return torch_fn(input, inplace=inplace)
-    result = op(input)
-    return input.copy_(result) if inplace else result
+    if not inplace:
+        return op(input)
+    recorded = torch.is_grad_enabled() and input.requires_grad
+    return input.copy_(op(input.clone() if recorded else input))
 
 
 def relu(input, inplace=False):
