@@ -74,12 +74,16 @@ def _threaded_after(before, h, o, min_share):
     return st
 
 
-def _assert_threaded(st, h, min_share):
+def _assert_threaded(st, h, min_share=None):
+    """Every call ran as a threaded job, none sent serial; with
+    ``min_share``, the caller and the workers each computed at least that
+    share of the items."""
     total = CALLS * h.size
     assert st["jobs"] == CALLS and st["backoff"] == 0, st           # no call sent serial
     assert st["owner_items"] + st["worker_items"] == total, st
-    assert st["owner_items"] >= min_share * total, st               # the caller was not displaced
-    assert st["worker_items"] >= min_share * total, st              # a worker helped
+    if min_share is not None:
+        assert st["owner_items"] >= min_share * total, st           # the caller was not displaced
+        assert st["worker_items"] >= min_share * total, st          # a worker helped
 
 
 def test_calls_after_a_numpy_matmul_run_threaded(ffn):
@@ -106,4 +110,4 @@ def test_calls_after_a_torch_op_are_not_sent_serial(ffn):
     th, to = torch.from_numpy(h), torch.empty(h.shape)
     h[...] = np.random.default_rng(1).standard_normal(h.shape, dtype=np.float32)
     st = _threaded_after(lambda: torch.ops.aten.gelu.out(th, out=to), h, o, 0.0)
-    _assert_threaded(st, h, 0.0)
+    _assert_threaded(st, h)         # who computed the items is libgomp's spinner's call
