@@ -9,11 +9,9 @@ Flags and why:
 - -fno-math-errno / -fno-trapping-math: no errno writes and no FP traps are
   assumed; neither changes a single result, both let loops vectorise.
 - -falign-loops=64 (GCC, clang, mingw-w64): every loop starts a cache line,
-  so a kernel's speed does not follow where the linker happens to place it.
-  Without it, moving the kernels into one unit per ISA left the instructions
-  of ReLU's baseline loops identical and made them 25-43% slower at 2^16
-  elements (Xeon, bench/ab.py), their functions 32 bytes further along a
-  line; with it every row of that A/B is within 5% of the old build.
+  so a kernel's speed does not follow where the linker happens to place it
+  (ReLU's baseline loops ran 25-43% slower at 2^16 elements with the same
+  instructions 32 bytes further along a line: Xeon, bench/ab.py).
 - ISA paths (baseline, AVX2+FMA, AVX-512) are compiled from the same kernel
   headers, one compile unit per path (src/isa/<name>.c), and chosen at run
   time on x86-64; aarch64 (Linux, macOS, Windows) builds the baseline and

@@ -1,9 +1,9 @@
 /*
  * gx_isa_kernels.h -- the kernels of one ISA unit (src/isa/<name>.c, which
  * defines GX_ISA and includes gx_isa_unit.h and its primitives header
- * first), and the function that fills a dispatch table with them for the
- * CPU's loop choices (gx_choices, gx_kdefs.h): GX_FN(fill), i.e.
- * gx_k_fill_<isa>, with GX_FN(f32_pieces), the unit's only exported names.
+ * first), gathered in the unit's one exported name, the data table
+ * gx_k_unit_<isa> (gx_kdefs.h), from which gx_kernels.c fills the dispatch
+ * tables for the CPU's loop choices.
  */
 #ifndef GX_ISA
 #error "src/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"

@@ -24,7 +24,7 @@
  *   5's gathers are slow: 2.9 against 4.2 Gelem/s).
  * The CPU-dependent choices (amd_loops, bf16cvt) are made by the dispatch
  * table: each op has one 16-bit kernel per choice (GX_K16_ROWS), and the
- * row's fill (gx_isa_kernels.h) takes the ones the CPU wants.
+ * fill in gx_kernels.c takes the ones the CPU wants from the unit's table.
  */
 #ifndef GX_ISA
 #error "src/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"

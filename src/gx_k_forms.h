@@ -97,7 +97,7 @@
  * block prefetched first, then the block's vector loop; smaller ones (in
  * cache, where the blocks cost 5-10%) in one plain loop.  On CPUs where the
  * prefetch does not pay, the dispatch table takes the plain GX_UNARY /
- * GX_BINARY loop instead (the amd_loops choice, gx_isa_kernels.h).
+ * GX_BINARY loop instead (the amd_loops choice, made by gx_fill in gx_kernels.c).
  * NIN = 2: G = in[1]; EXPR in X (= in[0]) and G, the names it passes. */
 #ifndef GX_RELU_B
 #define GX_RELU_B 64

@@ -1,8 +1,8 @@
 /*
  * gx_kernels.c -- picks one row of GX_ISAS (gx_isas.h) at run time from the
- * CPU's features, fills the dispatch tables from the ISA units' fill
- * functions (src/isa/<row>.c, one compile unit per row, each with its
- * ISA's flags) for the CPU's loop choices, and runs a contiguous call on
+ * CPU's features, fills the dispatch tables from the ISA units' kernel
+ * tables (gx_k_unit_<row>, from src/isa/<row>.c, one compile unit per row,
+ * each with its ISA's flags) for the CPU's loop choices, and runs a contiguous call on
  * gelu_ext's thread pool (gx_pool.c) when it is large enough to pay for
  * threads.  This file is compiled with the build's own flags only.
  *
@@ -18,7 +18,7 @@
  * Design:
  * - Run-time dispatch, not -march=native: the same wheel runs on any CPU of
  *   its architecture and uses the best row of GX_ISAS the CPU has.  Rows of
- *   other architectures (and compilers without the target pragma) are not
+ *   other architectures (and compilers gx_isas.h cannot test the CPU with) are not
  *   in the list: such a build has the baseline path only.
  * - Every path performs the IEEE operations of a scalar twin (the build
  *   turns off FP contraction), so it gives that twin's bits: the float32

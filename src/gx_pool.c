@@ -1,5 +1,5 @@
 /*
- * gx_pool.c -- gelu_ext's own thread pool (issue 12; why not OpenMP: the
+ * gx_pool.c -- gelu_ext's own thread pool (why not OpenMP: the
  * design points below).
  *
  * States.  Everything the pool knows is one struct, gx_pool, guarded by its
@@ -79,7 +79,7 @@
  *   exceed the callers' thread count (the largest, where callers ask for
  *   different ones), and k callers keep the cores as busy as one caller
  *   with all threads.
- * - Next to other runtimes (issue 29): right after a BLAS call (OpenBLAS's
+ * - Next to other runtimes: right after a BLAS call (OpenBLAS's
  *   workers spin with sched_yield for ~0.1 s) or a PyTorch op (libgomp's
  *   spin without yielding for a few ms), the other cores are taken by
  *   spinners, so the kernel's wake-up placement put our woken worker on the

@@ -1,5 +1,5 @@
 /*
- * gx_pool.h -- gelu_ext's own thread pool (issue 12): one per process,
+ * gx_pool.h -- gelu_ext's own thread pool: one per process,
  * passive wait, dynamic chunks, safe across fork().  Used by gx_kernels.c.
  */
 #ifndef GX_POOL_H
