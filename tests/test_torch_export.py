@@ -36,8 +36,8 @@ pytestmark = pytest.mark.filterwarnings(
 
 FORWARD_OPS = ["gelu", "gelu_bias", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
 TS_DEPRECATED = "legacy TorchScript-based ONNX export"
-# ONNX Runtime's float32 kernels against ours (<= 1 ULP): a few ULP of the
-# largest values, and absolute near the zeros of GELU and SiLU
+# ONNX Runtime's float32 kernels against ours (<= 1 ULP): relative in the
+# bulk, absolute in the tails, where its Gelu is 156 ULP off (README)
 RTOL, ATOL = 1e-5, 1e-6
 
 
