@@ -12,7 +12,8 @@ gives the eager module's bits (same ops) and survives ``torch.jit.save`` /
 ``torch.jit.load``.
 
 The dynamo exporter takes seconds per model (the first call in a process
-also builds its registry): all but one of those exports are ``slow``.
+also imports onnxscript and builds its registry): all but one of those
+exports are ``slow``, as are BERT and the fresh interpreters.
 """
 import functools
 import io
@@ -181,6 +182,7 @@ def test_mixed_dtypes_are_promoted_as_the_ops_promote_them(exporter):
     np.testing.assert_allclose(got, m(*args).numpy(), rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.slow                       # a fresh interpreter importing torch: seconds
 def test_importing_gelu_ext_torch_imports_neither_onnx_nor_onnxscript(tmp_path):
     code = "import sys, gelu_ext.torch; print(sorted({'onnx', 'onnxscript', 'onnx_ir'} & set(sys.modules)))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
