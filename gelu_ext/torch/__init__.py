@@ -13,6 +13,9 @@ imports torch.  Three ways in:
 * ``patch_model(model)``: every activation submodule gelu_ext computes
   swapped in place for its module; ``unpatch_model(model)`` undoes it.
 
+A patched model exports with ``torch.onnx.export`` to standard ONNX
+operators (``gelu_ext.torch.onnx``) and scripts with ``torch.jit.script``.
+
 The ops themselves are ``torch.ops.gelu_ext.<name>`` (``OPS``): CPU tensors of
 float16, bfloat16, float32 and float64, any strides, with fake kernels
 (``torch.compile(fullgraph=True)``, ``torch.export``) and autograd whose
@@ -40,6 +43,9 @@ from ._ops import OPS
 from . import functional
 from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP
 from ._patch import patch_model, unpatch_model, PatchReport
+from . import onnx as _onnx
+
+_onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
 __all__ = ["OPS", "functional", "GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
            "GatedMLP", "patch_model", "unpatch_model", "PatchReport"]

@@ -2,11 +2,14 @@
 
 They hold no parameters or buffers, so a model's ``state_dict`` is the same
 with them as with the modules they replace; they pickle, ``deepcopy`` and
-script-free ``torch.compile``/``torch.export`` like any module.
+``torch.compile``/``torch.export``/``torch.jit.script`` like any module (a
+scripted module needs ``gelu_ext.torch`` imported where it is loaded, which
+defines the ops it calls).
 """
 import torch
 
 from . import functional as GF
+from . import _script
 from ._ops import check_approximate
 
 __all__ = ["GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
@@ -21,6 +24,8 @@ class GELU(torch.nn.Module):
         self.approximate = approximate
 
     def forward(self, input):
+        if torch.jit.is_scripting():        # see _script: functional is not scriptable
+            return _script.gelu(input, self.approximate)
         return GF.gelu(input, self.approximate)
 
     def extra_repr(self):
@@ -34,27 +39,34 @@ class _InplaceActivation(torch.nn.Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
-        return self._function(input, self.inplace)
-
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
 
 
 class ReLU(_InplaceActivation):
     """``torch.nn.ReLU(inplace=...)`` on gelu_ext's kernel."""
-    _function = staticmethod(GF.relu)
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.relu(input, self.inplace)
+        return GF.relu(input, self.inplace)
 
 
 class SiLU(_InplaceActivation):
     """``torch.nn.SiLU(inplace=...)`` on gelu_ext's kernel."""
-    _function = staticmethod(GF.silu)
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.silu(input, self.inplace)
+        return GF.silu(input, self.inplace)
 
 
 class QuickGELU(torch.nn.Module):
     """``x * sigmoid(1.702 x)`` (CLIP's activation, Hugging Face's ``quick_gelu``)."""
 
     def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.quick_gelu(input)
         return GF.quick_gelu(input)
 
 
@@ -62,6 +74,8 @@ class SwiGLU(torch.nn.Module):
     """``forward(gate, up) = silu(gate) * up`` in one pass."""
 
     def forward(self, gate, up):
+        if torch.jit.is_scripting():
+            return _script.swiglu(gate, up)
         return GF.swiglu(gate, up)
 
 
@@ -74,6 +88,8 @@ class GEGLU(torch.nn.Module):
         self.approximate = approximate
 
     def forward(self, gate, up):
+        if torch.jit.is_scripting():
+            return _script.geglu(gate, up, self.approximate)
         return GF.geglu(gate, up, self.approximate)
 
     def extra_repr(self):
@@ -100,7 +116,10 @@ class GatedMLP(torch.nn.Module):
 
     def forward(self, x):
         g, u = self.gate_proj(x), self.up_proj(x)
-        h = GF.swiglu(g, u) if self.gate == "silu" else GF.geglu(g, u, self.approximate)
+        if torch.jit.is_scripting():
+            h = _script.swiglu(g, u) if self.gate == "silu" else _script.geglu(g, u, self.approximate)
+        else:
+            h = GF.swiglu(g, u) if self.gate == "silu" else GF.geglu(g, u, self.approximate)
         return self.down_proj(h)
 
     def extra_repr(self):

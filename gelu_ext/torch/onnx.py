@@ -1,0 +1,259 @@
+"""gelu_ext's ops in ONNX: ``torch.onnx.export`` of a patched model gives a
+graph of standard ONNX operators that any runtime runs.
+
+``import gelu_ext.torch`` registers what both exporters need, so the common
+path takes no extra argument::
+
+    patch_model(model)
+    torch.onnx.export(model, args, "model.onnx")           # dynamo (default)
+    torch.onnx.export(model, args, "model.onnx", dynamo=False)   # TorchScript-based
+
+Each forward op becomes:
+
+=============  ==============================================================
+gelu           ``Gelu(approximate=...)`` from opset 20; below, the erf form
+               ``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh form
+gelu_bias      ``Add`` then the above
+relu           ``Relu``
+silu           ``x * Sigmoid(x)``
+quick_gelu     ``x * Sigmoid(1.702 x)``
+swiglu, geglu  the activation of ``gate`` times ``up`` (``Mul``)
+=============  ==============================================================
+
+The gradient ops have no ONNX form: an exported graph is for inference.
+The runtime's kernels are not gelu_ext's: the exported model computes at
+their accuracy (ONNX Runtime 1.32's float32 ``Gelu``: 156 ULP in the negative
+tail, README), not with gelu_ext's bits.
+
+Design:
+
+* torch 2.13 has no public registry that the dynamo exporter consults for a
+  custom op: its supported hook is the per-call ``custom_translation_table``
+  argument.  ``ONNX_TRANSLATIONS`` is that table (onnxscript functions, one
+  per forward op), for ``torch.onnx.export(...,
+  custom_translation_table=gelu_ext.torch.onnx.ONNX_TRANSLATIONS)``.
+* For the call without arguments: before translating, the dynamo exporter
+  decomposes every op it has no translation for with the entries of
+  ``torch._decomp.decomposition_table`` (``_decomp.create_onnx_friendly_
+  decomposition_table``).  ``register()`` puts there each forward op's
+  torch form (``_script.TORCH_FORMS``), which the exporter then translates
+  with torch's own table (``Gelu`` from opset 20, as above).  That table is
+  private to torch, so the entry is added only where it exists, and the
+  documented fallback is the explicit argument above.  Nothing else in torch
+  reads it unasked: ``torch.compile`` (inductor included) and
+  ``ExportedProgram.run_decompositions()`` keep our ops (tests/test_torch.py,
+  tests/test_torch_export.py).  Should a later torch drop the table, the
+  dynamo exporter says "No ONNX function found for gelu_ext.<op>": pass the
+  table above.
+* The TorchScript-based exporter (deprecated in torch, kept while it
+  exists) looks symbolic functions up by op name:
+  ``torch.onnx.register_custom_op_symbolic``, public, from opset 9 (Erf's).
+* One ONNX builder per op (``_BUILD``), written against a small emitter
+  (``op``, ``const``, ``promote``, ``opset``) that each exporter fills
+  (onnxscript for dynamo, ``GraphContext.op`` for TorchScript): the graph
+  is written once for both.
+* onnx and onnxscript are optional and heavy: nothing here imports them
+  until an exporter calls a translation.  ``torch.onnx`` itself is part of
+  torch and imports neither.
+"""
+import inspect
+
+import torch
+
+from ._ops import NS, OPS, _OPS, _C, _K, _Q
+from ._script import TORCH_FORMS
+
+__all__ = ["ONNX_TRANSLATIONS", "register"]
+
+_GELU_OPSET = 20        # the first opset with Gelu
+_MIN_OPSET = 9          # the first opset with Erf
+_SQRT_2 = 1.4142135623730951
+
+
+# -------------------------------------------------- the graphs, written once --
+
+def _gelu(e, x, approximate):
+    if e.opset >= _GELU_OPSET:
+        return e.op("Gelu", x, approximate=approximate)
+    if approximate == "tanh":       # 0.5 x (1 + tanh(K (x + C x^3)))
+        x3 = e.op("Mul", e.op("Mul", x, x), x)
+        inner = e.op("Mul", e.op("Add", x, e.op("Mul", x3, e.const(_C))), e.const(_K))
+        t = e.op("Tanh", inner)
+    else:                           # 0.5 x (1 + erf(x / sqrt 2))
+        t = e.op("Erf", e.op("Div", x, e.const(_SQRT_2)))
+    return e.op("Mul", e.op("Mul", x, e.const(0.5)), e.op("Add", t, e.const(1.0)))
+
+
+def _sigmoid_gate(e, x, k=None):
+    """x sigmoid(k x): silu (k None) and quick GELU."""
+    s = e.op("Sigmoid", x if k is None else e.op("Mul", x, e.const(k)))
+    return e.op("Mul", x, s)
+
+
+# forward op -> builder(emitter, *tensors, [approximate]), arguments as the
+# op's schema; the tensors are already of one dtype (``_emit``).
+_BUILD = {
+    "gelu": lambda e, x, approximate="none": _gelu(e, x, approximate),
+    "gelu_bias": lambda e, x, bias, approximate="none": _gelu(e, e.op("Add", x, bias), approximate),
+    "relu": lambda e, x: e.op("Relu", x),
+    "silu": lambda e, x: _sigmoid_gate(e, x),
+    "quick_gelu": lambda e, x: _sigmoid_gate(e, x, _Q),
+    "swiglu": lambda e, gate, up: e.op("Mul", _sigmoid_gate(e, gate), up),
+    "geglu": lambda e, gate, up, approximate="none": e.op("Mul", _gelu(e, gate, approximate), up),
+}
+
+
+def _emit(e, name, args):
+    """Op ``name``'s graph for ``args`` (its schema's arguments), with the
+    emitter ``e``: tensors of mixed dtypes are first cast to the one torch
+    promotes them to, in which our kernels compute too."""
+    n = len(_OPS[name][2])
+    tensors = e.promote(args[:n])
+    return _BUILD[name](e, *tensors, *args[n:])
+
+
+def _promote(dtypes):
+    """The dtype our ops compute in for operands of ``dtypes`` (torch's promotion)."""
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = torch.promote_types(out, d)
+    return out
+
+
+# -------------------------------------------------------- dynamo: onnxscript --
+
+class _OnnxScriptEmitter:
+    """Emits through onnxscript into the dynamo exporter's graph."""
+
+    def __init__(self):
+        import onnxscript
+        import onnx_ir
+        self._ir = onnx_ir
+        self._ops = onnxscript.opset18
+        self._gelu_ops = onnxscript.opset20
+        # The exporter records nodes with an onnxscript evaluator that knows
+        # the opset being built; Gelu only where it exists.  Unknown: the
+        # decomposition, valid in every opset.
+        tracer = onnxscript.evaluator.default()
+        self.opset = getattr(getattr(tracer, "opset", None), "version", 0) or 0
+
+    def op(self, name, *inputs, **attrs):
+        return getattr(self._gelu_ops if name == "Gelu" else self._ops, name)(*inputs, **attrs)
+
+    def promote(self, xs):
+        # (intermediate values have no dtype here, so constants take the inputs')
+        self.dtype = self._ir.DataType[_IR_NAME[_promote([_FROM_IR_NAME[x.dtype.name] for x in xs])]]
+        return [x if x.dtype == self.dtype else self._ops.Cast(x, to=self.dtype) for x in xs]
+
+    def const(self, value):
+        return self._ir.tensor(value, dtype=self.dtype)
+
+
+_IR_NAME = {torch.float16: "FLOAT16", torch.bfloat16: "BFLOAT16", torch.float32: "FLOAT",
+            torch.float64: "DOUBLE"}
+_FROM_IR_NAME = {v: k for k, v in _IR_NAME.items()}
+
+
+# One plain function per forward op: the exporter reads its signature (the
+# op's arguments; a str annotation makes ``approximate`` an ONNX attribute).
+def _onnx_gelu(x, approximate: str = "none"):
+    return _emit(_OnnxScriptEmitter(), "gelu", (x, approximate))
+
+
+def _onnx_gelu_bias(x, bias, approximate: str = "none"):
+    return _emit(_OnnxScriptEmitter(), "gelu_bias", (x, bias, approximate))
+
+
+def _onnx_relu(x):
+    return _emit(_OnnxScriptEmitter(), "relu", (x,))
+
+
+def _onnx_silu(x):
+    return _emit(_OnnxScriptEmitter(), "silu", (x,))
+
+
+def _onnx_quick_gelu(x):
+    return _emit(_OnnxScriptEmitter(), "quick_gelu", (x,))
+
+
+def _onnx_swiglu(gate, up):
+    return _emit(_OnnxScriptEmitter(), "swiglu", (gate, up))
+
+
+def _onnx_geglu(gate, up, approximate: str = "none"):
+    return _emit(_OnnxScriptEmitter(), "geglu", (gate, up, approximate))
+
+
+_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu,
+               "silu": _onnx_silu, "quick_gelu": _onnx_quick_gelu, "swiglu": _onnx_swiglu,
+               "geglu": _onnx_geglu}
+
+#: ``{torch.ops.gelu_ext.<op>.default: onnxscript function}`` for every forward
+#: op, for ``torch.onnx.export(..., custom_translation_table=...)``.
+ONNX_TRANSLATIONS = {getattr(torch.ops.gelu_ext, name).default: fn for name, fn in _ONNXSCRIPT.items()}
+
+
+# -------------------------------------------------------------- TorchScript --
+
+class _TorchScriptEmitter:
+    """Emits with the TorchScript-based exporter's ``GraphContext``."""
+
+    _SUFFIX = {str: "_s", float: "_f", int: "_i"}
+
+    def __init__(self, g):
+        from torch.onnx import JitScalarType
+        self._g, self._jst = g, JitScalarType
+        self.opset = g.opset
+
+    def op(self, name, *inputs, **attrs):
+        return self._g.op(name, *inputs, **{k + self._SUFFIX[type(v)]: v for k, v in attrs.items()})
+
+    def promote(self, xs):
+        dtypes = [self._jst.from_value(x, self._jst.FLOAT).dtype() for x in xs]
+        self.dtype = _promote(dtypes)
+        to = self._jst.from_dtype(self.dtype).onnx_type()
+        return [x if d == self.dtype else self._g.op("Cast", x, to_i=to) for x, d in zip(xs, dtypes)]
+
+    def const(self, value):
+        return self._g.op("Constant", value_t=torch.tensor(value, dtype=self.dtype))
+
+
+def _torchscript_symbolic(name):
+    from torch.onnx import symbolic_helper
+    tensors = _OPS[name][2]
+    has_approximate = "approximate" in _OPS[name][0]
+
+    def symbolic(g, *args):
+        return _emit(_TorchScriptEmitter(g), name, args)
+
+    # parse_args pairs its descriptors with the function's parameters: the
+    # op's own names, so its messages name them
+    params = ("g", *tensors, *(("approximate",) if has_approximate else ()))
+    symbolic.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    symbolic.__name__ = f"{name}_symbolic"
+    return symbolic_helper.parse_args(*("v",) * len(tensors), *(("s",) if has_approximate else ()))(symbolic)
+
+
+# ----------------------------------------------------------- registration --
+
+_REGISTERED = []
+
+
+def register():
+    """Make ``torch.onnx.export`` (both exporters) translate gelu_ext's ops
+    without extra arguments.  ``import gelu_ext.torch`` calls it; calling it
+    again does nothing."""
+    if _REGISTERED:
+        return
+    try:                                # private to torch: see Design
+        from torch._decomp import decomposition_table as decompositions
+    except ImportError:
+        decompositions = None
+    if decompositions is not None:
+        for name, form in TORCH_FORMS.items():
+            decompositions.setdefault(OPS[name].default, form)
+    from torch.onnx import register_custom_op_symbolic
+    for name in _BUILD:
+        register_custom_op_symbolic(f"{NS}::{name}", _torchscript_symbolic(name), _MIN_OPSET)
+    _REGISTERED.append(True)
