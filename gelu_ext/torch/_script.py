@@ -4,13 +4,13 @@ Design:
 
 * ``torch.jit.script`` cannot compile ``functional.py`` (keyword-only
   arguments with defaults, ``isinstance`` checks on untyped arguments), and
-  a module's ``forward`` that calls it fails to script.  The modules of
-  ``nn.py`` therefore take, under ``torch.jit.is_scripting()`` (a branch
-  the TorchScript compiler resolves statically, so the eager branch is never
-  compiled), the functions below: typed, one per forward op, with eager's
-  choice -- ``torch.ops.gelu_ext.<op>`` on a CPU tensor, torch's own form
-  otherwise -- and eager's ``inplace`` (the result copied back into
-  ``input``).  Same ops, so a scripted module gives the eager module's bits.
+  a module's ``forward`` that calls it fails to script.  So the choice
+  between our op and torch's own function (``ours``) and each call live
+  here, typed, one function per forward op; ``functional.py`` checks its
+  arguments and calls them, and the modules of ``nn.py`` call them
+  directly under ``torch.jit.is_scripting()`` (a branch the TorchScript
+  compiler resolves statically, so the eager branch is never compiled).
+  One routing, so a scripted module gives the eager module's bits.
 * ``TORCH_FORMS`` is each forward op written with torch's own functions:
   the off-CPU path here, and the decomposition the dynamo ONNX exporter
   applies to an op it has no translation for (``gelu_ext.torch.onnx``).
@@ -60,45 +60,71 @@ TORCH_FORMS = {
 }
 
 
-# --------------------------------------------- scriptable twins of functional --
+# ------------------------------------------- which calls are ours, and the calls --
+# functional.py checks its arguments and calls these; the modules call them
+# directly when scripted.  One routing for eager, compiled and scripted code.
+
+def ours(t: torch.Tensor) -> bool:
+    """Whether gelu_ext computes with ``t``: a dense CPU tensor of a float
+    dtype.  Everything else -- other devices (meta included; a FakeTensor of
+    a CPU tensor is on the CPU, so torch.compile and torch.export trace our
+    op), integer, bool, complex and quantized dtypes, sparse and nested
+    tensors -- goes to torch's own function, and gets exactly what torch
+    gives it (relu of an int64 tensor, gelu of one raises torch's error)."""
+    dt = t.dtype
+    return (t.is_cpu and t.layout == torch.strided and not t.is_nested
+            and (dt == torch.float32 or dt == torch.bfloat16 or dt == torch.float16
+                 or dt == torch.float64))
+
+
+def _inplace(input: torch.Tensor, op: str) -> torch.Tensor:
+    """``input`` overwritten by ``op(input)``, with torch's in-place autograd
+    behaviour (``Tensor.copy_`` is recorded as torch's in-place ops are: a
+    non-leaf input or a view of one is rebased, a leaf that requires grad is
+    refused, a tensor some backward saved is caught by its version counter).
+    Where autograd records the call, the op reads a copy of ``input``: the op
+    saves its input for backward, and the copy back would otherwise
+    overwrite what it saved."""
+    src = input.clone() if torch.is_grad_enabled() and input.requires_grad else input
+    result = _ops.relu(src) if op == "relu" else _ops.silu(src)
+    return input.copy_(result)
+
 
 def gelu(input: torch.Tensor, approximate: str, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     if bias is None:
-        if input.is_cpu:
+        if ours(input):
             return _ops.gelu(input, approximate)
         return torch_gelu(input, approximate)
-    if input.is_cpu and bias.is_cpu:
+    if ours(input) and ours(bias):
         return _ops.gelu_bias(input, bias, approximate)
     return torch_gelu_bias(input, bias, approximate)
 
 
 def relu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
-    if not input.is_cpu:
+    if not ours(input):
         return F.relu(input, inplace=inplace)
-    result = _ops.relu(input)
-    return input.copy_(result) if inplace else result
+    return _inplace(input, "relu") if inplace else _ops.relu(input)
 
 
 def silu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
-    if not input.is_cpu:
+    if not ours(input):
         return F.silu(input, inplace=inplace)
-    result = _ops.silu(input)
-    return input.copy_(result) if inplace else result
+    return _inplace(input, "silu") if inplace else _ops.silu(input)
 
 
 def quick_gelu(input: torch.Tensor) -> torch.Tensor:
-    if input.is_cpu:
+    if ours(input):
         return _ops.quick_gelu(input)
     return torch_quick_gelu(input)
 
 
 def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    if gate.is_cpu and up.is_cpu:
+    if ours(gate) and ours(up):
         return _ops.swiglu(gate, up)
     return torch_swiglu(gate, up)
 
 
 def geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str) -> torch.Tensor:
-    if gate.is_cpu and up.is_cpu:
+    if ours(gate) and ours(up):
         return _ops.geglu(gate, up, approximate)
     return torch_geglu(gate, up, approximate)

@@ -13,32 +13,18 @@ back into ``input`` (``Tensor.copy_``, recorded by autograd as torch's
 in-place ops are): the values torch's in-place form gives and its autograd
 behaviour (a non-leaf input or a view of one is rebased, a leaf that requires
 grad is refused, a tensor some backward saved is caught by its version
-counter), not its memory saving.  Where autograd records the call, the op
-reads a copy of ``input``: the op saves its input for backward, and the
-copy back would otherwise overwrite what it saved.
+counter), not its memory saving.
+
+Each function checks its arguments and calls its twin in ``_script``, where
+the choice between our op and torch's function is made (the same code runs
+eager, compiled and in TorchScript).
 """
 import torch
-import torch.nn.functional as F
 
+from . import _script
 from ._ops import check_approximate
 
 __all__ = ["gelu", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
-
-_ops = torch.ops.gelu_ext
-
-
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
-def _ours(*tensors):
-    """Whether gelu_ext's ops compute this call: every operand a dense CPU
-    tensor of a float dtype.  device.type is "cpu" for FakeTensors of CPU
-    tensors too (torch.compile, torch.export), so tracing sees our op; a meta
-    tensor goes to torch.  Quantized tensors have a quantized dtype, so the
-    dtype test leaves them to torch; nested (jagged) tensors report a strided
-    layout, so they are tested by name."""
-    return all(t.device.type == "cpu" and t.layout == torch.strided and t.dtype in _FLOATS
-               and not t.is_nested for t in tensors)
 
 
 def _check_tensor(name, t):
@@ -63,44 +49,27 @@ def gelu(input, approximate="none", *, bias=None):
     """
     _check_tensor("input", input)
     check_approximate(approximate)
-    if bias is None:
-        if not _ours(input):
-            return F.gelu(input, approximate=approximate)
-        return _ops.gelu(input, approximate)
-    _check_tensor("bias", bias)
-    if not _ours(input, bias):
-        return F.gelu(input + bias, approximate=approximate)
-    return _ops.gelu_bias(input, bias, approximate)
-
-
-def _elementwise(op, torch_fn, input, inplace):
-    """``op(input)`` (copied back into ``input`` for ``inplace``); torch's
-    own ``torch_fn`` off the CPU."""
-    _check_tensor("input", input)
-    if not _ours(input):
-        return torch_fn(input, inplace=inplace)
-    if not inplace:
-        return op(input)
-    recorded = torch.is_grad_enabled() and input.requires_grad
-    return input.copy_(op(input.clone() if recorded else input))
+    if bias is not None:
+        _check_tensor("bias", bias)
+    return _script.gelu(input, approximate, bias)
 
 
 def relu(input, inplace=False):
     """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
-    return _elementwise(_ops.relu, F.relu, input, inplace)
+    _check_tensor("input", input)
+    return _script.relu(input, inplace)
 
 
 def silu(input, inplace=False):
     """SiLU (swish), ``input * sigmoid(input)``, as ``torch.nn.functional.silu``."""
-    return _elementwise(_ops.silu, F.silu, input, inplace)
+    _check_tensor("input", input)
+    return _script.silu(input, inplace)
 
 
 def quick_gelu(input):
     """Quick GELU, ``input * sigmoid(1.702 input)`` (CLIP; Hugging Face's ``quick_gelu``)."""
     _check_tensor("input", input)
-    if not _ours(input):
-        return input * torch.sigmoid(1.702 * input)
-    return _ops.quick_gelu(input)
+    return _script.quick_gelu(input)
 
 
 def swiglu(gate, up):
@@ -109,9 +78,7 @@ def swiglu(gate, up):
     broadcast, and a broadcast operand's gradient is summed back to its shape."""
     _check_tensor("gate", gate)
     _check_tensor("up", up)
-    if not _ours(gate, up):
-        return F.silu(gate) * up
-    return _ops.swiglu(gate, up)
+    return _script.swiglu(gate, up)
 
 
 def geglu(gate, up, approximate="none"):
@@ -119,7 +86,4 @@ def geglu(gate, up, approximate="none"):
     _check_tensor("gate", gate)
     _check_tensor("up", up)
     check_approximate(approximate)
-    if not _ours(gate, up):
-        return F.gelu(gate, approximate=approximate) * up
-    return _ops.geglu(gate, up, approximate)
-
+    return _script.geglu(gate, up, approximate)
