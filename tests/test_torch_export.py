@@ -289,6 +289,20 @@ def test_scripted_inplace_writes_into_its_input_as_eager(name):
     assert got.data_ptr() == x.data_ptr() and torch.equal(x, expected)
 
 
+@pytest.mark.parametrize("name", ["ReLU-inplace", "SiLU-inplace"])
+def test_scripted_inplace_under_autograd_gives_eagers_gradient(name):
+    """In a scripted model too, the in-place form leaves backward intact."""
+    def grad(module):
+        torch.manual_seed(0)
+        lin = torch.nn.Linear(4, 6).double()
+        x = torch.randn(3, 4, dtype=torch.float64)
+        module(lin(x)).sum().backward()
+        return lin.weight.grad
+
+    torch.testing.assert_close(grad(torch.jit.script(MODULES[name]())), grad(MODULES[name]()),
+                               rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("name", [n for n in MODULES if not n.startswith("GatedMLP")])
 def test_scripted_module_off_the_cpu_takes_torchs_function(name):
     """A meta tensor (as a CUDA one would) goes to torch's own function."""
