@@ -11,7 +11,11 @@ imports torch.  Three ways in:
 * modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
   ``SiLU``, ``QuickGELU``, ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
 * ``patch_model(model)``: every activation submodule gelu_ext computes
-  swapped in place for its module; ``unpatch_model(model)`` undoes it.
+  swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's and
+  T5's gated MLP blocks fused too); ``unpatch_model(model)`` undoes it;
+  ``report.check(model, *inputs)`` runs one forward and says what ran;
+* ``with functional_mode():`` routes ``F.gelu``/``silu``/``relu`` called
+  inside a model's ``forward`` to gelu_ext's ops.
 
 The ops themselves are ``torch.ops.gelu_ext.<name>`` (``OPS``): CPU tensors of
 float16, bfloat16, float32 and float64, any strides, with fake kernels
@@ -38,8 +42,10 @@ except ImportError as e:      # pragma: no cover - exercised where torch is abse
 
 from ._ops import OPS
 from . import functional
-from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP
+from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
 from ._patch import patch_model, unpatch_model, PatchReport
+from ._mode import functional_mode
 
 __all__ = ["OPS", "functional", "GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
-           "GatedMLP", "patch_model", "unpatch_model", "PatchReport"]
+           "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
+           "PatchReport", "functional_mode"]
