@@ -329,6 +329,18 @@ def test_t5_gated_relu_is_not_fused_and_its_relu_is_replaced():
     assert {type(r.new) for r in report.replaced} == {gt.ReLU} and len(report) == 4
 
 
+@pytest.mark.parametrize("replace_with, fused", [("gelu_new", "gate='gelu', approximate='tanh'"),
+                                                  ("relu", None)])
+def test_replace_with_decides_the_gate_of_fused_blocks(replace_with, fused):
+    model = torch.nn.Sequential(LlamaFormMLP())
+    report = gt.patch_model(model, gated_mlp=True, replace_with=replace_with)
+    if fused:
+        assert type(model[0]) is gt.GatedMLP and model[0].extra_repr() == fused
+    else:
+        assert "replace_with='relu' has no fused gated form" in report.not_fused[0].reason
+        assert type(model[0].act_fn) is gt.ReLU
+
+
 def test_check_on_llama_everything_ours_ran():
     model = tiny_llama()
     report = gt.patch_model(model, gated_mlp=True)

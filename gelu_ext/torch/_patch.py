@@ -191,10 +191,14 @@ def _activation_like(module):
             and not any(True for _ in module.parameters(recurse=False)))
 
 
-def _gate_kind(act, mapped):
-    """('silu'|'gelu', approximate) for a gated MLP's activation, or None."""
+def _gate_kind(act, mapped, replace_with=None):
+    """('silu'|'gelu', approximate) for a gated MLP's activation (or for
+    ``replace_with``'s, which takes the place of every activation
+    ``patch_model`` replaces), or None."""
     t = type(act)
     public = mapped.get(t)
+    if replace_with is not None and (public is not None or _torch_factory(act) is not None):
+        t, public = None, _HF_NAMES[replace_with]
     if t is torch.nn.SiLU or public == "silu":
         return "silu", "none"
     if t is torch.nn.GELU:
@@ -308,7 +312,7 @@ def _droppable(module, keep=()):
     return None
 
 
-def _gated_mlp(module, mapped):
+def _gated_mlp(module, mapped, replace_with=None):
     """(fused module, names of the children it took) for a gated MLP
     ``_GATED_FORMS`` knows, (None, reason) for one that only looks gated,
     (None, None) for anything else."""
@@ -330,7 +334,10 @@ def _gated_mlp(module, mapped):
         return None, (f"its forward is {form.forward.__name__[1:]} but "
                       f"{', '.join(n for n in (*form.children, form.act) if module._modules.get(n) is None)} "
                       f"is not a submodule")
-    kind = _gate_kind(act, mapped)
+    kind = _gate_kind(act, mapped, replace_with)
+    if kind is None and replace_with is not None:
+        return None, (f"replace_with={replace_with!r} has no fused gated form (swiglu and geglu "
+                      f"take SiLU and GELU): the activation is replaced alone")
     if kind is None:
         return None, (f"its activation {type(act).__name__} has no fused gated form "
                       f"(swiglu and geglu take SiLU and GELU): it is replaced alone if gelu_ext computes it")
@@ -423,7 +430,7 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
             if id(old) in done:
                 setattr(parent, attr, done[id(old)])
                 continue
-            new, taken = _gated_mlp(old, mapped)
+            new, taken = _gated_mlp(old, mapped, replace_with)
             if new is not None:
                 swap(name, parent, attr, old, new, taken)
             elif taken is not None:
