@@ -557,8 +557,9 @@ def test_functional_mode_on_tiny_whisper_no_torch_activation_runs():
     torch.testing.assert_close(after, before, rtol=1e-5, atol=1e-5)
 
 
-def aten_activations_compiled(fn, *args):
-    """Compile ``fn`` (fullgraph) under functional_mode and return (its
+def aten_activations_compiled(fn, *args, inside=False):
+    """Compile ``fn`` (fullgraph) under functional_mode, entered around the
+    compiled call or ``inside`` the compiled function, and return (its
     output, the aten activation ops, gelu_ext's ops in the graph AOTAutograd
     hands the backend).  A TorchDispatchMode cannot run around a compiled call
     (dynamo refuses it), so the graph is read instead."""
@@ -569,21 +570,30 @@ def aten_activations_compiled(fn, *args):
         graphs.append(gm)
         return gm.forward
 
+    def in_mode(*a):
+        with gt.functional_mode():
+            return fn(*a)
+
     torch._dynamo.reset()
-    compiled = torch.compile(fn, fullgraph=True, backend=aot_autograd(fw_compiler=record))
-    with gt.functional_mode():
+    compiled = torch.compile(in_mode if inside else fn, fullgraph=True,
+                             backend=aot_autograd(fw_compiler=record))
+    if inside:
         out = compiled(*args)
+    else:
+        with gt.functional_mode():
+            out = compiled(*args)
     ops = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
     return (out, [o for o in ops if o.startswith("aten.") and o.split(".")[1] in
                   ("gelu", "silu", "relu", "gelu_", "silu_", "relu_", "sigmoid")],
             [o for o in ops if o.startswith("gelu_ext.")])
 
 
-def test_functional_mode_under_torch_compile_fullgraph():
+@pytest.mark.parametrize("inside", [False, True], ids=["around", "inside"])
+def test_functional_mode_under_torch_compile_fullgraph(inside):
     def f(x):
         return F.gelu(x) + F.silu(x) * torch.relu(x) + x.relu() + torch.tanh(x)
 
-    out, torch_ops, ours = aten_activations_compiled(f, X)
+    out, torch_ops, ours = aten_activations_compiled(f, X, inside=inside)
     assert torch_ops == [] and sorted(ours) == ["gelu_ext.gelu.default", "gelu_ext.relu.default",
                                                 "gelu_ext.relu.default", "gelu_ext.silu.default"]
     with gt.functional_mode():
@@ -602,6 +612,16 @@ def test_functional_mode_compiled_tiny_models(which):
         out, torch_ops, ours = aten_activations_compiled(lambda kw: model(**kw)[0], inputs)
     assert torch_ops == [] and len(ours) == {"lfm2": 2, "whisper": 4}[which]
     torch.testing.assert_close(out, before, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_functional_mode_tiny_lfm2_compiled_by_inductor():
+    model = tiny_lfm2()
+    before = logits(model)
+    compiled = torch.compile(model, fullgraph=True)
+    with torch.no_grad(), gt.functional_mode():
+        after = compiled(input_ids=IDS).logits
+    torch.testing.assert_close(after, before, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("module", ["gelu_ext.torch._mode", "gelu_ext.torch._patch"])

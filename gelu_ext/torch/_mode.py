@@ -81,8 +81,8 @@ def functional_mode():
     calls as functions (``F.silu(self.w1(x))``).  ``torch.nn.GELU``/``SiLU``/
     ``ReLU`` modules call those functions too, so inside the block they run
     our kernels without being replaced.  It works eagerly and under
-    ``torch.compile`` (entered around the compiled call, ``fullgraph=True``
-    included).
+    ``torch.compile`` with ``fullgraph=True``, entered around the compiled
+    call or inside the compiled function.
 
     Examples
     --------
