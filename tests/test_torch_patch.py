@@ -322,6 +322,18 @@ def test_gated_names_with_another_forward_are_not_fused_but_their_activation_is_
     assert [(r.name, type(r.new)) for r in report.replaced] == [("0.act_fn", gt.SiLU)]
 
 
+def test_llama_form_with_a_function_for_act_fn_is_not_fused():
+    block = LlamaFormMLP()
+    del block.act_fn
+    block.act_fn = F.silu
+    model = torch.nn.Sequential(block)
+    with pytest.warns(UserWarning, match="replaced nothing"):
+        report = gt.patch_model(model, gated_mlp=True)
+    assert [(s.name, s.reason) for s in report.not_fused] == [
+        ("0", "its forward is LLaMA's gated MLP but act_fn is not a submodule "
+              "(a function is reached by functional_mode())")]
+
+
 def test_t5_gated_relu_is_not_fused_and_its_relu_is_replaced():
     model = tiny_t5("gated-relu")
     report = gt.patch_model(model, gated_mlp=True)

@@ -258,15 +258,18 @@ def _t5_form_no_cast(self, hidden_states):
     return hidden_states
 
 
-GatedForm = namedtuple("GatedForm", "forward act children cls kwargs")
+GatedForm = namedtuple("GatedForm", "name forward act children cls kwargs")
+
+_LLAMA_CHILDREN = ("gate_proj", "up_proj", "down_proj")
+_T5_CHILDREN = ("wi_0", "wi_1", "wo", "dropout")
 
 _GATED_FORMS = (
-    GatedForm(_llama_form, "act_fn", ("gate_proj", "up_proj", "down_proj"), gnn.GatedMLP, {}),
-    GatedForm(_llama_form_return, "act_fn", ("gate_proj", "up_proj", "down_proj"), gnn.GatedMLP, {}),
-    GatedForm(_phi3_form, "activation_fn", ("gate_up_proj", "down_proj"), gnn.PackedGatedMLP, {}),
-    GatedForm(_t5_form, "act", ("wi_0", "wi_1", "wo", "dropout"), gnn.GatedActDense,
-              {"cast_to_wo": True}),
-    GatedForm(_t5_form_no_cast, "act", ("wi_0", "wi_1", "wo", "dropout"), gnn.GatedActDense,
+    GatedForm("LLaMA's", _llama_form, "act_fn", _LLAMA_CHILDREN, gnn.GatedMLP, {}),
+    GatedForm("LLaMA's", _llama_form_return, "act_fn", _LLAMA_CHILDREN, gnn.GatedMLP, {}),
+    GatedForm("Phi-3's", _phi3_form, "activation_fn", ("gate_up_proj", "down_proj"),
+              gnn.PackedGatedMLP, {}),
+    GatedForm("T5's", _t5_form, "act", _T5_CHILDREN, gnn.GatedActDense, {"cast_to_wo": True}),
+    GatedForm("T5's", _t5_form_no_cast, "act", _T5_CHILDREN, gnn.GatedActDense,
               {"cast_to_wo": False}),
 )
 
@@ -325,22 +328,24 @@ def _gated_mlp(module, mapped, replace_with=None):
             if not any(_activation_like(c) or type(c) in mapped for c in module.children()):
                 return None, ("no activation submodule: its forward calls the activation as a "
                               "function (gelu_ext.torch.functional_mode() reaches it)")
-            return None, ("its forward is none of the gated forms gelu_ext fuses "
-                          "(LLaMA's, Phi-3's, T5's): its activation is replaced alone")
+            return None, (f"its forward is none of the gated forms gelu_ext fuses "
+                          f"({', '.join(dict.fromkeys(f.name for f in _GATED_FORMS))}): "
+                          f"its activation is replaced alone")
         return None, None
-    children = [module._modules.get(n) for n in form.children]
-    act = module._modules.get(form.act)
-    if any(c is None for c in children) or act is None:
-        return None, (f"its forward is {form.forward.__name__[1:]} but "
-                      f"{', '.join(n for n in (*form.children, form.act) if module._modules.get(n) is None)} "
-                      f"is not a submodule")
+    missing = [n for n in (*form.children, form.act) if module._modules.get(n) is None]
+    if missing:
+        return None, (f"its forward is {form.name} gated MLP but {', '.join(missing)} "
+                      f"is not a submodule (a function is reached by functional_mode())")
+    children = [module._modules[n] for n in form.children]
+    act = module._modules[form.act]
     kind = _gate_kind(act, mapped, replace_with)
-    if kind is None and replace_with is not None:
+    if kind is None and replace_with is not None and (type(act) in mapped or _torch_factory(act)):
         return None, (f"replace_with={replace_with!r} has no fused gated form (swiglu and geglu "
                       f"take SiLU and GELU): the activation is replaced alone")
     if kind is None:
         return None, (f"its activation {type(act).__name__} has no fused gated form "
-                      f"(swiglu and geglu take SiLU and GELU): it is replaced alone if gelu_ext computes it")
+                      f"(swiglu and geglu take SiLU and GELU): it is replaced alone "
+                      f"if gelu_ext computes it")
     why = _droppable(module, keep=form.children)
     if why is not None:
         return None, why
