@@ -11,7 +11,11 @@ imports torch.  Three ways in:
 * modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
   ``SiLU``, ``QuickGELU``, ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
 * ``patch_model(model)``: every activation submodule gelu_ext computes
-  swapped in place for its module; ``unpatch_model(model)`` undoes it.
+  swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's and
+  T5's gated MLP blocks fused too); ``unpatch_model(model)`` undoes it;
+  ``report.check(model, *inputs)`` runs one forward and says what ran;
+* ``with functional_mode():`` routes ``F.gelu``/``silu``/``relu`` called
+  inside a model's ``forward`` to gelu_ext's ops.
 
 A patched model exports with ``torch.onnx.export`` to standard ONNX
 operators (``gelu_ext.torch.onnx``) and scripts with ``torch.jit.script``.
@@ -41,11 +45,13 @@ except ImportError as e:      # pragma: no cover - exercised where torch is abse
 
 from ._ops import OPS
 from . import functional
-from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP
+from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
 from ._patch import patch_model, unpatch_model, PatchReport
+from ._mode import functional_mode
 from . import onnx as _onnx
 
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
 __all__ = ["OPS", "functional", "GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
-           "GatedMLP", "patch_model", "unpatch_model", "PatchReport"]
+           "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
+           "PatchReport", "functional_mode"]

@@ -5,32 +5,54 @@ Design:
 * Submodule objects are replaced (``setattr`` on the parent), never
   ``forward`` rebound on an instance: a rebound ``forward`` does not pickle
   and transformers' kernel hub undoes it on ``model.train()``.  The modules
-  put in hold no parameters or buffers (``GatedMLP`` holds the original
-  block's own Linear modules under their own names), so ``state_dict`` keys
-  and tensors are unchanged.
-* Which module becomes which: ``torch.nn.GELU``/``ReLU``/``SiLU`` by class,
-  and every class of the installed transformers' ``ACT2CLS`` whose
+  put in hold no parameters or buffers (``GatedMLP`` and the other fused
+  blocks hold the original block's own submodules under their own names), so
+  ``state_dict`` keys and tensors are unchanged.
+* Which activation becomes which: ``torch.nn.GELU``/``ReLU``/``SiLU`` by
+  class, and every class of the installed transformers' ``ACT2CLS`` whose
   ``hidden_act`` name ``gelu_ext.activation`` accepts (the table of
   ``gelu_ext._activation``: one table for NumPy and PyTorch).  Classes are
   matched exactly (a subclass may compute something else).  Activation-like
   modules not mapped (``gelu_10``'s clipping, ``tanh`` in BERT's pooler, ...)
   are reported with the reason, and left alone.
+* Which gated MLP is fused (``gated_mlp=True``): one whose ``forward`` is one
+  of the forms of ``_GATED_FORMS``, recognised by its code (bytecode, names,
+  constants), not by its class name or its attributes: transformers generates
+  its MLPs from a few templates (in 5.x, 139 classes share LlamaMLP's
+  forward), and a block with ``gate_proj``/``up_proj`` but another forward
+  may compute anything.  Blocks that look gated but are not fused are
+  reported in ``not_fused`` with the reason; their activation submodule, if
+  any, is still replaced alone.
+* A module that has hooks (or a ``forward`` set on the instance) is not
+  replaced, and reported: the hooks would not run on ours.
 * Each module put in keeps the one it replaced in its ``__dict__`` (not as a
   submodule, so no ``state_dict`` key and no traversal): ``unpatch_model``
-  puts those objects back, so the original model computes exactly what it did.
+  puts those objects back, with the submodules ours holds *now* (a LoRA layer
+  PEFT put in, a merged Linear, any child swapped since), so what was done to
+  the patched model stays done.  What the original cannot take (hooks,
+  parameters or buffers added to our module, a child removed) makes
+  ``unpatch_model`` refuse, naming it, before it changes anything.
+* What runs is only known by running: ``PatchReport.check`` runs one forward
+  and reports replaced modules never called and torch activations still
+  computed (``functional_mode`` in ``_mode.py`` reaches those).
 """
-from collections import namedtuple
+from collections import Counter, namedtuple
 import sys
+import warnings
 
 import torch
 
 from .._activation import _HF_NAMES
 from . import nn as gnn
+from ._mode import _counting
 
 Replaced = namedtuple("Replaced", "name old new")
 Skipped = namedtuple("Skipped", "name module reason")
 
+# in the __dict__ of a module put in: the module it replaced, and the names of
+# the original's children it took (held under the same names)
 _ORIGINAL = "_gelu_ext_original"
+_TAKEN = "_gelu_ext_taken"
 
 # public gelu_ext function (of _HF_NAMES) -> a factory of our module from the old one
 _FACTORY = {
@@ -49,21 +71,81 @@ _WHY_NOT = {
 
 class PatchReport:
     """What ``patch_model`` did: ``replaced`` (``Replaced(name, old, new)``
-    per submodule put in) and ``skipped`` (``Skipped(name, module, reason)``
-    per activation-like submodule left as it was)."""
+    per submodule put in), ``skipped`` (``Skipped(name, module, reason)`` per
+    activation-like submodule left as it was) and, with ``gated_mlp=True``,
+    ``not_fused`` (``Skipped`` per block that looks like a gated MLP but was
+    not fused, with the reason)."""
 
-    def __init__(self, replaced, skipped):
+    def __init__(self, replaced, skipped, not_fused=()):
         self.replaced = replaced
         self.skipped = skipped
+        self.not_fused = list(not_fused)
 
     def __len__(self):
         return len(self.replaced)
 
     def __repr__(self):
-        lines = [f"PatchReport: {len(self.replaced)} replaced, {len(self.skipped)} skipped"]
+        lines = [f"PatchReport: {len(self.replaced)} replaced, {len(self.skipped)} skipped, "
+                 f"{len(self.not_fused)} gated MLPs not fused"]
         lines += [f"  {r.name}: {type(r.old).__name__} -> {r.new!r}" for r in self.replaced]
         lines += [f"  {s.name}: {type(s.module).__name__} kept ({s.reason})" for s in self.skipped]
+        lines += [f"  {s.name}: {type(s.module).__name__} not fused ({s.reason})"
+                  for s in self.not_fused]
         return "\n".join(lines)
+
+    def check(self, model, *args, **kwargs):
+        """Run ``model(*args, **kwargs)`` once under ``torch.no_grad()`` and
+        say what ran: which modules put in were never called, and which of
+        torch's activation ops still ran (a ``forward`` calling ``F.silu``
+        itself, or an activation module built on the fly, as Mamba's mixer
+        does); ``patch_model`` cannot see either without running the model.
+
+        Returns
+        -------
+        Coverage
+            ``never_called``: names (as in ``replaced``) of modules put in
+            that the forward did not call; ``torch_activations``: ``{aten op
+            name: calls}`` for torch's gelu, silu, relu and sigmoid (the last
+            is how quick GELU and hand-written SiLU are computed);
+            ``gelu_ext_ops``: ``{op name: calls}`` for ``torch.ops.gelu_ext``.
+            Where ``torch_activations`` is not empty, ``with
+            gelu_ext.torch.functional_mode():`` routes the functional calls
+            to gelu_ext.
+        """
+        calls = Counter()
+        handles = []
+        try:
+            for r in self.replaced:
+                if all(h.id != id(r.new) for h in handles):
+                    handles.append(_CountCalls(r.new, calls))
+            counter = _counting()
+            with torch.no_grad(), counter:
+                model(*args, **kwargs)
+        finally:
+            for h in handles:
+                h.remove()
+        return Coverage([r.name for r in self.replaced if calls[id(r.new)] == 0],
+                        dict(counter.torch_activations), dict(counter.gelu_ext_ops))
+
+
+class _CountCalls:
+    """A forward pre-hook counting a module's calls under its id."""
+
+    def __init__(self, module, calls):
+        self.id = id(module)
+        self._handle = module.register_forward_pre_hook(lambda *_: calls.update([self.id]))
+
+    def remove(self):
+        self._handle.remove()
+
+
+class Coverage(namedtuple("Coverage", "never_called torch_activations gelu_ext_ops")):
+    """What ``PatchReport.check`` saw run (see there)."""
+
+    def __repr__(self):
+        return (f"Coverage: never called {self.never_called or 'none'}; "
+                f"torch activations {self.torch_activations or 'none'}; "
+                f"gelu_ext ops {self.gelu_ext_ops or 'none'}")
 
 
 def _transformers_classes():
@@ -109,10 +191,14 @@ def _activation_like(module):
             and not any(True for _ in module.parameters(recurse=False)))
 
 
-def _gate_kind(act, mapped):
-    """('silu'|'gelu', approximate) for a gated MLP's activation, or None."""
+def _gate_kind(act, mapped, replace_with=None):
+    """('silu'|'gelu', approximate) for a gated MLP's activation (or for
+    ``replace_with``'s, which takes the place of every activation
+    ``patch_model`` replaces), or None."""
     t = type(act)
     public = mapped.get(t)
+    if replace_with is not None and (public is not None or _torch_factory(act) is not None):
+        t, public = None, _HF_NAMES[replace_with]
     if t is torch.nn.SiLU or public == "silu":
         return "silu", "none"
     if t is torch.nn.GELU:
@@ -122,17 +208,148 @@ def _gate_kind(act, mapped):
     return None
 
 
-def _gated_mlp(module, mapped):
-    """A GatedMLP for a LLaMA-style block (Linear gate_proj, up_proj,
-    down_proj and an act_fn gelu_ext computes), else None."""
-    parts = [getattr(module, n, None) for n in ("gate_proj", "up_proj", "down_proj")]
-    act = getattr(module, "act_fn", None)
-    if not all(isinstance(p, torch.nn.Linear) for p in parts) or not isinstance(act, torch.nn.Module):
-        return None
-    kind = _gate_kind(act, mapped)
+# The gated MLP forms gelu_ext fuses, each a fingerprint: a class whose
+# forward compiles to the same code (bytecode, names, constants; line numbers
+# and comments do not count) computes exactly that, and the row's module
+# computes it with the activation and the product fused (``swiglu``/``geglu``
+# rerun the unfused kernel, and IEEE products commute, so the fused block
+# gives the bits of our unfused composition).  The forms are fixed here, not
+# read from the installed transformers: if transformers changes a forward,
+# its blocks stop matching (reported in ``not_fused``) instead of being fused
+# as something they no longer are.
+
+def _llama_form(self, x):
+    down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+    return down_proj
+
+
+def _llama_form_return(self, x):
+    return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+def _phi3_form(self, hidden_states):
+    up_states = self.gate_up_proj(hidden_states)
+    gate, up_states = up_states.chunk(2, dim=-1)
+    up_states = up_states * self.activation_fn(gate)
+    return self.down_proj(up_states)
+
+
+def _t5_form(self, hidden_states):
+    hidden_gelu = self.act(self.wi_0(hidden_states))
+    hidden_linear = self.wi_1(hidden_states)
+    hidden_states = hidden_gelu * hidden_linear
+    hidden_states = self.dropout(hidden_states)
+    if (
+        isinstance(self.wo.weight, torch.Tensor)
+        and hidden_states.dtype != self.wo.weight.dtype
+        and self.wo.weight.dtype != torch.int8
+    ):
+        hidden_states = hidden_states.to(self.wo.weight.dtype)
+    hidden_states = self.wo(hidden_states)
+    return hidden_states
+
+
+def _t5_form_no_cast(self, hidden_states):
+    hidden_gelu = self.act(self.wi_0(hidden_states))
+    hidden_linear = self.wi_1(hidden_states)
+    hidden_states = hidden_gelu * hidden_linear
+    hidden_states = self.dropout(hidden_states)
+    hidden_states = self.wo(hidden_states)
+    return hidden_states
+
+
+GatedForm = namedtuple("GatedForm", "name forward act children cls kwargs")
+
+_LLAMA_CHILDREN = ("gate_proj", "up_proj", "down_proj")
+_T5_CHILDREN = ("wi_0", "wi_1", "wo", "dropout")
+
+_GATED_FORMS = (
+    GatedForm("LLaMA's", _llama_form, "act_fn", _LLAMA_CHILDREN, gnn.GatedMLP, {}),
+    GatedForm("LLaMA's", _llama_form_return, "act_fn", _LLAMA_CHILDREN, gnn.GatedMLP, {}),
+    GatedForm("Phi-3's", _phi3_form, "activation_fn", ("gate_up_proj", "down_proj"),
+              gnn.PackedGatedMLP, {}),
+    GatedForm("T5's", _t5_form, "act", _T5_CHILDREN, gnn.GatedActDense, {"cast_to_wo": True}),
+    GatedForm("T5's", _t5_form_no_cast, "act", _T5_CHILDREN, gnn.GatedActDense,
+              {"cast_to_wo": False}),
+)
+
+# children by which a block looks like a gated MLP, for the not_fused report
+_GATED_LOOKS = (("gate_proj", "up_proj"), ("gate_up_proj",), ("wi_0", "wi_1"), ("w1", "w3"))
+
+
+def _code(f):
+    c = f.__code__
+    return c.co_code, c.co_names, c.co_consts, c.co_varnames, c.co_argcount
+
+
+_FORM_OF_CODE = {_code(f.forward): f for f in _GATED_FORMS}
+
+_HOOKS = {"_forward_hooks": "forward hook", "_forward_pre_hooks": "forward pre-hook",
+          "_backward_hooks": "backward hook", "_backward_pre_hooks": "backward pre-hook",
+          "_state_dict_hooks": "state_dict hook", "_state_dict_pre_hooks": "state_dict pre-hook",
+          "_load_state_dict_pre_hooks": "load_state_dict pre-hook",
+          "_load_state_dict_post_hooks": "load_state_dict post-hook"}
+
+
+def _hooks(module):
+    """What is set on ``module`` itself that a module put in its place would
+    not run: its hooks, and a ``forward`` set on the instance."""
+    found = [f"{len(vars(module)[k])} {what}(s)" for k, what in _HOOKS.items() if vars(module).get(k)]
+    if "forward" in vars(module):
+        found.append("a forward set on the instance")
+    return found
+
+
+def _droppable(module, keep=()):
+    """Why ``module`` cannot leave the model's tree (None if it can) when a
+    module holding its children ``keep`` takes its place: hooks that would
+    stop running, or state that would leave ``state_dict``."""
+    hidden = [c for n, c in module._modules.items() if c is not None and n not in keep]
+    for m in [module, *(d for c in hidden for d in c.modules())]:
+        found = _hooks(m)
+        if found:
+            return f"{type(m).__name__} has {', '.join(found)}, which would not run on gelu_ext's module"
+        if m._parameters or m._buffers:
+            return (f"{type(m).__name__} holds parameters or buffers "
+                    f"({', '.join([*m._parameters, *m._buffers])}) gelu_ext's module would not hold")
+    return None
+
+
+def _gated_mlp(module, mapped, replace_with=None):
+    """(fused module, names of the children it took) for a gated MLP
+    ``_GATED_FORMS`` knows, (None, reason) for one that only looks gated,
+    (None, None) for anything else."""
+    if type(module).__module__.startswith(gnn.__name__):
+        return None, None                               # ours already
+    form = _FORM_OF_CODE.get(_code(type(module).forward)) if hasattr(
+        type(module).forward, "__code__") else None
+    if form is None:
+        if any(all(module._modules.get(n) is not None for n in names) for names in _GATED_LOOKS):
+            if not any(_activation_like(c) or type(c) in mapped for c in module.children()):
+                return None, ("no activation submodule: its forward calls the activation as a "
+                              "function (gelu_ext.torch.functional_mode() reaches it)")
+            return None, (f"its forward is none of the gated forms gelu_ext fuses "
+                          f"({', '.join(dict.fromkeys(f.name for f in _GATED_FORMS))}): "
+                          f"its activation is replaced alone")
+        return None, None
+    missing = [n for n in (*form.children, form.act) if module._modules.get(n) is None]
+    if missing:
+        return None, (f"its forward is {form.name} gated MLP but {', '.join(missing)} "
+                      f"is not a submodule (a function is reached by functional_mode())")
+    children = [module._modules[n] for n in form.children]
+    act = module._modules[form.act]
+    kind = _gate_kind(act, mapped, replace_with)
+    if kind is None and replace_with is not None and (type(act) in mapped or _torch_factory(act)):
+        return None, (f"replace_with={replace_with!r} has no fused gated form (swiglu and geglu "
+                      f"take SiLU and GELU): the activation is replaced alone")
     if kind is None:
-        return None
-    return gnn.GatedMLP(*parts, gate=kind[0], approximate=kind[1])
+        return None, (f"its activation {type(act).__name__} has no fused gated form "
+                      f"(swiglu and geglu take SiLU and GELU): it is replaced alone "
+                      f"if gelu_ext computes it")
+    why = _droppable(module, keep=form.children)
+    if why is not None:
+        return None, why
+    return form.cls(*children, gate=kind[0], approximate=kind[1], **form.kwargs), form.children
 
 
 def _children(model):
@@ -155,10 +372,14 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
     ----------
     model : torch.nn.Module
     gated_mlp : bool, optional
-        Also replace each LLaMA-style gated MLP (Linear ``gate_proj``,
-        ``up_proj``, ``down_proj`` and a SiLU or GELU ``act_fn``, computing
-        ``down_proj(act_fn(gate_proj(x)) * up_proj(x))``) by a ``GatedMLP``
-        that fuses the activation and the product (``swiglu``/``geglu``).
+        Also replace each gated MLP block of a form gelu_ext fuses by a module
+        that fuses the activation and the product (``swiglu``/``geglu``):
+        LLaMA's ``down_proj(act_fn(gate_proj(x)) * up_proj(x))`` by
+        ``GatedMLP``, Phi-3's packed ``gate_up_proj`` by ``PackedGatedMLP``,
+        T5's gated-gelu ``wo(dropout(act(wi_0(x)) * wi_1(x)))`` by
+        ``GatedActDense``.  A block is recognised by its ``forward``'s code,
+        so the many transformers classes that copy these forms are fused too;
+        blocks that look gated but are not fused are in ``not_fused``.
     replace_with : str, optional
         A Hugging Face activation name (``"relu"``, ``"gelu"``, ...): every
         activation found is replaced by gelu_ext's module for *that* name
@@ -170,8 +391,15 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
     PatchReport
         ``.replaced``: ``(name, old module, new module)`` for each swap;
         ``.skipped``: ``(name, module, reason)`` for activation-like modules
-        left alone.
+        left alone; ``.not_fused``: the same for gated MLPs not fused;
+        ``.check(model, *inputs)`` runs one forward and says what ran.
 
+    Warns
+    -----
+    UserWarning
+        When nothing was replaced and the model holds none of gelu_ext's
+        modules: its activations are not modules gelu_ext computes, or its
+        ``forward`` calls them as functions (``functional_mode`` reaches those).
     Examples
     --------
     >>> import torch
@@ -191,10 +419,11 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
         raise ValueError(f"replace_with must be None or one of {', '.join(map(repr, _HF_NAMES))}, "
                          f"got {replace_with!r}")
     mapped, why_not = _transformers_classes()
-    replaced, skipped, done = [], [], {}
+    replaced, skipped, not_fused, done = [], [], [], {}
 
-    def swap(name, parent, attr, old, new):
+    def swap(name, parent, attr, old, new, taken=()):
         object.__setattr__(new, _ORIGINAL, old)
+        object.__setattr__(new, _TAKEN, tuple(taken))
         new.train(old.training)
         setattr(parent, attr, new)
         done[id(old)] = new
@@ -206,9 +435,11 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
             if id(old) in done:
                 setattr(parent, attr, done[id(old)])
                 continue
-            new = _gated_mlp(old, mapped)
+            new, taken = _gated_mlp(old, mapped, replace_with)
             if new is not None:
-                swap(name, parent, attr, old, new)
+                swap(name, parent, attr, old, new, taken)
+            elif taken is not None:
+                not_fused.append(Skipped(name, old, taken))
     for name, parent, attr in _children(model):
         old = getattr(parent, attr)
         if id(old) in done:                 # one module object in two places
@@ -218,28 +449,103 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
         if factory is None and type(old) in mapped:
             factory = _FACTORY[mapped[type(old)]]
         if factory is not None:
+            why = _droppable(old)
+            if why is not None:
+                skipped.append(Skipped(name, old, why))
+                continue
             if replace_with is not None:
                 factory = _FACTORY[_HF_NAMES[replace_with]]
             swap(name, parent, attr, old, factory(old))
         elif type(old) in why_not:
             skipped.append(Skipped(name, old, why_not[type(old)]))
-        elif _activation_like(old) and _ORIGINAL not in vars(old):
+        elif _activation_like(old):
             skipped.append(Skipped(name, old, "not a function gelu_ext computes"))
-    return PatchReport(replaced, skipped)
+    if not replaced and not any(_ORIGINAL in vars(m) for m in model.modules()):
+        warnings.warn(
+            f"patch_model replaced nothing in {type(model).__name__}: it has no activation module "
+            f"gelu_ext computes ({len(skipped)} skipped, {len(not_fused)} gated MLPs not fused: see "
+            f"the returned report); activations its forward calls as functions (F.gelu, F.silu, "
+            f"F.relu) run on gelu_ext's kernels inside `with gelu_ext.torch.functional_mode():`",
+            UserWarning, stacklevel=2)
+    return PatchReport(replaced, skipped, not_fused)
+
+
+def _unpatch_problems(new, old):
+    """What ``old`` cannot take from ``new`` (ours, in its place since
+    ``patch_model``), as phrases; empty if it can take everything."""
+    problems = []
+    orig = type(old).__name__
+    found = _hooks(new)
+    if found:
+        problems.append(f"{', '.join(found)} set on it since patch_model: {orig} would take them "
+                        f"without their handles (handle.remove() would no longer reach them); "
+                        f"remove them, unpatch, and set them again")
+    added = [*new._parameters, *new._buffers]
+    if added:
+        problems.append(f"parameters or buffers {', '.join(map(repr, added))} added to it: {orig} "
+                        f"does not use them and its state_dict would change; delete them first")
+    taken = vars(new).get(_TAKEN, ())
+    for n in taken:
+        if new._modules.get(n) is None:
+            problems.append(f"its submodule {n!r} was removed: {orig} calls it; put one back first")
+    for n, child in new._modules.items():
+        if child is None or n in taken:
+            continue
+        if n in old._modules:
+            problems.append(f"submodule {n!r} was added to it, but {orig} has its own {n!r}, "
+                            f"which its forward calls; rename or remove the added one")
+        elif n in vars(old) or hasattr(type(old), n):
+            problems.append(f"submodule {n!r} was added to it, but {n!r} is another attribute "
+                            f"of {orig}; rename or remove the added one")
+    return problems
+
+
+def _restore(new, old):
+    """Give ``old`` ``new``'s submodules (those it took, as they are now, and
+    any added since) and its train/eval mode."""
+    taken = vars(new).get(_TAKEN, ())
+    for n, child in new._modules.items():
+        if child is not None and old._modules.get(n) is not child:
+            setattr(old, n, child)
+    # the original's own children ours did not hold (an activation fused away)
+    # missed every train()/eval() since: they get the mode the block has now
+    old.training = new.training
+    for n, child in old._modules.items():
+        if child is not None and n not in taken and n not in new._modules:
+            child.train(new.training)
 
 
 def unpatch_model(model):
     """Put back every module ``patch_model`` replaced in ``model``; returns
-    their names.  The original objects come back, so the model computes
-    exactly what it did before (bit for bit)."""
+    their names.
+
+    The original objects come back holding the submodules ours holds now: a
+    LoRA layer PEFT put in (or the Linear ``merge_and_unload`` left), any
+    submodule swapped or added since, and the train/eval mode.  So the model
+    computes what the patched one did, with torch's activations (bit for bit
+    what the original would compute with those submodules).  If something was
+    done to one of our modules that the original cannot take (hooks,
+    parameters or buffers added to it, a submodule it calls removed), nothing
+    is restored: a ``RuntimeError`` names each module and what changed.
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    restored = []
+    places, originals, problems = [], {}, []
     for name, parent, attr in _children(model):
         new = getattr(parent, attr)
         old = vars(new).get(_ORIGINAL)
-        if old is not None:
-            old.train(new.training)
-            setattr(parent, attr, old)
-            restored.append(name)
-    return restored
+        if old is None:
+            continue
+        places.append((name, parent, attr, old))
+        if id(new) not in originals:        # one module object in two places: once
+            originals[id(new)] = (new, old)
+            problems += [f"  {name} ({type(new).__name__}, replacing {type(old).__name__}): {p}"
+                         for p in _unpatch_problems(new, old)]
+    if problems:
+        raise RuntimeError("unpatch_model restored nothing: the original modules cannot take what "
+                           "changed in gelu_ext's since patch_model:\n" + "\n".join(problems))
+    for new, old in originals.values():
+        _restore(new, old)
+    for name, parent, attr, old in places:
+        setattr(parent, attr, old)
+    return [name for name, *_ in places]

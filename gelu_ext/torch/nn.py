@@ -125,3 +125,75 @@ class GatedMLP(torch.nn.Module):
     def extra_repr(self):
         return (f"gate={self.gate!r}" if self.gate == "silu"
                 else f"gate='gelu', approximate={self.approximate!r}")
+
+
+def _gated(gate, approximate, g, u):
+    return GF.swiglu(g, u) if gate == "silu" else GF.geglu(g, u, approximate)
+
+
+def _check_gate(gate, approximate):
+    if gate not in ("silu", "gelu"):
+        raise ValueError(f"gate must be 'silu' or 'gelu', got {gate!r}")
+    check_approximate(approximate)
+
+
+class PackedGatedMLP(torch.nn.Module):
+    """Phi-3's gated MLP, gate and up in one Linear:
+    ``gate, up = gate_up_proj(x).chunk(2, -1)``, then
+    ``down_proj(up * act(gate))``, the activation and the product fused.
+
+    The product is commutative in IEEE arithmetic, so ``swiglu(gate, up)``
+    over the two chunk views gives the bits of ``up * silu(gate)``.  Holds
+    the original block's ``gate_up_proj`` and ``down_proj`` under their names
+    (same ``state_dict``); ``patch_model(..., gated_mlp=True)`` builds it.
+    """
+
+    def __init__(self, gate_up_proj, down_proj, gate="silu", approximate="none"):
+        super().__init__()
+        _check_gate(gate, approximate)
+        self.gate_up_proj, self.down_proj = gate_up_proj, down_proj
+        self.gate = gate
+        self.approximate = approximate
+
+    def forward(self, x):
+        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(_gated(self.gate, self.approximate, gate, up))
+
+    def extra_repr(self):
+        return f"gate={self.gate!r}, approximate={self.approximate!r}"
+
+
+class GatedActDense(torch.nn.Module):
+    """T5's gated feed-forward (``T5DenseGatedActDense``, flan-T5's
+    gated-gelu): ``wo(dropout(act(wi_0(x)) * wi_1(x)))``, the activation and
+    the product fused.
+
+    ``cast_to_wo`` keeps T5's step before ``wo``: the hidden states are cast
+    to ``wo.weight``'s dtype when it differs and is not int8 (flan-T5-xxl
+    keeps ``wo`` in float32 under float16).  Holds the original block's
+    ``wi_0``, ``wi_1``, ``wo`` and ``dropout`` under their names.
+    """
+
+    def __init__(self, wi_0, wi_1, wo, dropout, gate="gelu", approximate="tanh", cast_to_wo=True):
+        super().__init__()
+        _check_gate(gate, approximate)
+        self.wi_0, self.wi_1, self.wo, self.dropout = wi_0, wi_1, wo, dropout
+        self.gate = gate
+        self.approximate = approximate
+        self.cast_to_wo = cast_to_wo
+
+    def forward(self, hidden_states):
+        h = self.dropout(_gated(self.gate, self.approximate,
+                                self.wi_0(hidden_states), self.wi_1(hidden_states)))
+        if self.cast_to_wo:
+            w = self.wo.weight
+            if isinstance(w, torch.Tensor) and h.dtype != w.dtype and w.dtype != torch.int8:
+                h = h.to(w.dtype)
+        return self.wo(h)
+
+    def extra_repr(self):
+        return (f"gate={self.gate!r}, approximate={self.approximate!r}, "
+                f"cast_to_wo={self.cast_to_wo}")
+
+
+__all__ += ["PackedGatedMLP", "GatedActDense"]

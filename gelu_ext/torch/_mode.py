@@ -1,0 +1,122 @@
+"""``functional_mode``: gelu_ext's kernels under a model's functional call sites.
+
+Design:
+
+* ``patch_model`` swaps submodules; it cannot reach ``F.silu(x)`` written in
+  a ``forward`` (LFM2's MLP, Whisper's conv stem, Mamba's mixer).  Those calls
+  go through PyTorch's ``__torch_function__`` protocol, so a
+  ``torch.overrides.TorchFunctionMode`` sees each one and can answer it with
+  ``gelu_ext.torch.functional``'s function of the same name and signature
+  (which owns the CPU checks, ``inplace`` and autograd).  No function or
+  method of torch is rebound, so leaving the ``with`` block leaves nothing
+  behind, and ``torch.compile`` traces the mode like any other.
+* One table, ``_ROUTES``: torch's callable -> how to call ours.  What is not
+  in it, and any call whose tensor is not a CPU tensor of a float dtype our
+  ops take, is torch's own call, unchanged.
+* ``_counting``: the other half of the story, a ``TorchDispatchMode`` that
+  counts the aten activation ops and gelu_ext's ops actually run; the tests
+  and ``PatchReport.check`` read it.
+"""
+from collections import Counter
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _ops
+from . import functional as GF
+
+__all__ = ["functional_mode"]
+
+
+def _gelu(input, approximate="none"):
+    return GF.gelu(input, approximate)
+
+
+def _relu_(input):
+    return GF.relu(input, True)
+
+
+# torch's callable -> ours, same arguments.  torch.relu_ is F.relu_; the
+# Tensor methods are there because models write ``x.relu()`` too.
+_ROUTES = {
+    F.gelu: _gelu,
+    F.silu: GF.silu,
+    F.relu: GF.relu,
+    torch.relu: GF.relu,
+    torch.relu_: _relu_,
+    torch.Tensor.relu: GF.relu,
+    torch.Tensor.relu_: _relu_,
+}
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _routable(args, kwargs):
+    x = args[0] if args else kwargs.get("input")
+    if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.dtype not in _FLOATS:
+        return False
+    # without ml_dtypes our ops refuse bfloat16 (see _ops); torch can still compute it
+    return x.dtype != torch.bfloat16 or _ops._bfloat16_dtype() is not None
+
+
+class _FunctionalMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        ours = _ROUTES.get(func)
+        if ours is not None and _routable(args, kwargs):
+            return ours(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def functional_mode():
+    """A context manager under which ``torch.nn.functional.gelu``, ``silu``,
+    ``relu``, ``relu_``, ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_``
+    run gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
+    arguments, ``inplace`` included) on CPU tensors of float16, bfloat16,
+    float32 and float64; any other call, tensor or device is torch's.
+
+    It reaches what ``patch_model`` cannot: activations a model's ``forward``
+    calls as functions (``F.silu(self.w1(x))``).  ``torch.nn.GELU``/``SiLU``/
+    ``ReLU`` modules call those functions too, so inside the block they run
+    our kernels without being replaced.  It works eagerly and under
+    ``torch.compile`` with ``fullgraph=True``, entered around the compiled
+    call or inside the compiled function.
+
+    Examples
+    --------
+    >>> import torch
+    >>> import torch.nn.functional as F
+    >>> from gelu_ext.torch import functional_mode
+    >>> x = torch.tensor([-1.0, 2.0], dtype=torch.float64)
+    >>> with functional_mode():
+    ...     y = F.gelu(x)
+    >>> y
+    tensor([-0.1587,  1.9545], dtype=torch.float64)
+    """
+    return _FunctionalMode()
+
+
+# aten ops that compute an activation gelu_ext has a kernel for (sigmoid:
+# quick GELU and hand-written SiLU are x * sigmoid(...))
+_TORCH_ACTIVATIONS = frozenset(["gelu", "gelu_", "silu", "silu_", "relu", "relu_",
+                                "sigmoid", "sigmoid_"])
+
+
+class _counting(TorchDispatchMode):
+    """Counts, by name, the aten activation ops (``torch_activations``) and
+    gelu_ext's ops (``gelu_ext_ops``) that run inside the block."""
+
+    def __init__(self):
+        super().__init__()
+        self.torch_activations = Counter()
+        self.gelu_ext_ops = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if func.namespace == _ops.NS:
+            self.gelu_ext_ops[name] += 1
+        elif func.namespace == "aten" and name in _TORCH_ACTIVATIONS:
+            self.torch_activations[name] += 1
+        return func(*args, **(kwargs or {}))
