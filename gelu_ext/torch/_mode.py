@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _ops
+from . import _ops, _script
 from . import functional as GF
 
 __all__ = ["functional_mode"]
@@ -50,12 +50,9 @@ _ROUTES = {
     torch.Tensor.relu_: _relu_,
 }
 
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
 def _routable(args, kwargs):
     x = args[0] if args else kwargs.get("input")
-    if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.dtype not in _FLOATS:
+    if not isinstance(x, torch.Tensor) or not _script.ours(x):
         return False
     # without ml_dtypes our ops refuse bfloat16 (see _ops); torch can still compute it
     return x.dtype != torch.bfloat16 or _ops._bfloat16_dtype() is not None
