@@ -438,8 +438,19 @@ def _grad_jvp_for(name):
 def _function(name, backward, jvp):
     """The op's Function; its forward is the op itself below autograd."""
     op = OPS[name]
+    fwd_grad_enabled = torch.autograd.forward_ad._set_fwd_grad_enabled
 
     def forward(*args):
+        if torch._C._are_functorch_transforms_active():
+            # Function.apply turned both grad modes off for this level; the
+            # levels below (a transform outside this one: jacrev(jacrev),
+            # hessian, or plain autograd) need theirs back, as
+            # custom_function_call_grad's forward does, or they record
+            # nothing for this op: a silent zero second derivative.  (Not
+            # outside functorch: the kernel's Tensor.numpy() refuses a tensor
+            # that requires grad while grad mode is on.)
+            with torch.enable_grad(), fwd_grad_enabled(True), torch._C._AutoDispatchBelowAutograd():
+                return op(*args)
         with torch._C._AutoDispatchBelowAutograd():
             return op(*args)
 
