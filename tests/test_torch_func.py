@@ -341,3 +341,17 @@ def test_autograd_outside_a_transform_records_through_it():
         result.append(h)
     assert result[1].abs().max() > 0
     torch.testing.assert_close(result[0], result[1], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.slow
+def test_compiled_transforms_fullgraph():
+    """torch.compile(fullgraph=True) of grad and jvp over our op: no graph
+    break, torch's derivatives."""
+    x, t = make((8,), torch.float64, 0), make((8,), torch.float64, 1)
+    grad = lambda f: func.grad(scalar(f))                              # noqa: E731
+    jvp = lambda f: lambda x, t: func.jvp(f, (x,), (t,))[1]            # noqa: E731
+    torch._dynamo.reset()
+    for transform in (grad, jvp):
+        ours = torch.compile(transform(GF.gelu), fullgraph=True, backend="aot_eager")
+        args = (x,) if transform is grad else (x, t)
+        assert_same_derivatives(ours(*args), transform(F.gelu)(*args), torch.float64)

@@ -26,7 +26,9 @@ Design:
   does for torch's own broadcasting ops.  The gradient ops are
   differentiable too (double backward, e.g. for gradient penalties): their
   backward uses the activations' second derivatives written as torch
-  expressions below, and our ops for everything else.
+  expressions below, and our ops for everything else.  Each op also has a
+  JVP (forward-mode AD) and a vmap rule, so every ``torch.func`` transform
+  works: see the autograd section for why it is not ``register_autograd``.
 * Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
   are promoted as torch promotes them (``torch.result_type``) before the
   kernel runs, so ``(float32, float64)`` computes in float64.  Anything else
