@@ -502,11 +502,11 @@ def _vmap_rule(name, row):
     return rule
 
 
-FUNCTIONS = {}
+_FUNCTIONS = {}
 for _name, _row in _OPS.items():
     if _row[3] is not None:
-        FUNCTIONS[_name] = _function(_name, _backward_for(_name, _row), _jvp_for(_name, _row))
+        _FUNCTIONS[_name] = _function(_name, _backward_for(_name, _row), _jvp_for(_name, _row))
     else:
-        FUNCTIONS[_name] = _function(_name, _double_backward_for(_name), _grad_jvp_for(_name))
-    _LIB.impl(_name, _autograd_kernel(_name, FUNCTIONS[_name]), "Autograd", with_keyset=True)
+        _FUNCTIONS[_name] = _function(_name, _double_backward_for(_name), _grad_jvp_for(_name))
+    _LIB.impl(_name, _autograd_kernel(_name, _FUNCTIONS[_name]), "Autograd", with_keyset=True)
     torch.library.register_vmap(f"{NS}::{_name}", _vmap_rule(_name, _row), lib=_LIB)
