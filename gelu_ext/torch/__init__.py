@@ -23,7 +23,9 @@ operators (``gelu_ext.torch.onnx``) and scripts with ``torch.jit.script``.
 The ops themselves are ``torch.ops.gelu_ext.<name>`` (``OPS``): CPU tensors of
 float16, bfloat16, float32 and float64, any strides, with fake kernels
 (``torch.compile(fullgraph=True)``, ``torch.export``) and autograd whose
-backward is itself an op.  Their bits are the NumPy ufuncs' bits.
+backward is itself an op; every ``torch.func`` transform (``grad``,
+``jacrev``, ``jacfwd``, ``hessian``, ``jvp``, ``vmap``, per-sample gradients)
+and forward-mode AD give their derivatives.  Their bits are the NumPy ufuncs' bits.
 
 Threads: the kernels run on gelu_ext's own pool (``gelu_ext.get_num_threads``),
 not on torch's intra-op threads, which are idle while an op runs; to give

@@ -26,7 +26,9 @@ Design:
   does for torch's own broadcasting ops.  The gradient ops are
   differentiable too (double backward, e.g. for gradient penalties): their
   backward uses the activations' second derivatives written as torch
-  expressions below, and our ops for everything else.
+  expressions below, and our ops for everything else.  Each op also has a
+  JVP (forward-mode AD) and a vmap rule, so every ``torch.func`` transform
+  works: see the autograd section for why it is not ``register_autograd``.
 * Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
   are promoted as torch promotes them (``torch.result_type``) before the
   kernel runs, so ``(float32, float64)`` computes in float64.  Anything else
@@ -226,10 +228,38 @@ OPS = {name: _make(name, row) for name, row in _OPS.items()}
 
 
 # --------------------------------------------------------------- autograd --
+# Each op has its own autograd.Function (backward and jvp, both through our
+# ops), applied by our kernel at the Autograd key, and a vmap rule
+# (register_vmap), so every transform of torch.func and forward-mode AD
+# (``torch.autograd.forward_ad``, ``torch.autograd.functional``'s
+# forward-mode strategies) gets the ops' derivatives.  Why not
+# ``torch.library.register_autograd`` (torch 2.13): the Function it generates
+# has no ``setup_context``, so ``torch.func.grad``/``jacrev``/``hessian``
+# refuse it ("it must override the setup_context staticmethod"), and no
+# ``jvp``, and its kernel skips autograd unless an input requires grad, so a
+# dual tensor's tangent was silently dropped (``jvp``/``jacfwd`` gave zeros).
+#
+# Where the Function is applied: our Autograd-key kernel runs where aten's
+# own autograd kernels (VariableType) run, inside the functorch level being
+# processed, on that level's wrapped tensors.  So the Function must record
+# on this level only, as aten's kernels do: a ``_SingleLevelFunction``
+# applied under ``enable_single_level_autograd_function`` -- what torch
+# itself applies for an autograd.Function under grad/jvp transforms
+# (torch/_functorch/autograd_function.py, custom_function_call_grad).  A
+# plain ``Function.apply`` there hands the call to functorch's
+# ``custom_function_call``, which finds no kernel at the Autograd key
+# ("could not find kernel for HigherOrderOperator custom_function_call at
+# dispatch key AutogradCPU"); the single-level Function without the guard
+# trips functorch's assert ("incorrectly used with ... _SingleLevelFunction").
+# Its forward calls the op below autograd, which unwraps to the next level
+# down; its backward and jvp call our ops, which go through the same kernel
+# at whatever level they run.  vmap never needs the Function: the op's vmap
+# rule runs the kernel once over the whole batch, whatever level it is at.
 
 def _setup_context(ctx, inputs, output):
     n = sum(isinstance(a, torch.Tensor) for a in inputs)
     ctx.save_for_backward(*inputs[:n])
+    ctx.save_for_forward(*inputs[:n])        # for jvp (forward-mode AD)
     ctx.extra = tuple(inputs[n:])           # approximate, where the op has it
 
 
@@ -238,6 +268,13 @@ def _reduce(grad, t):
     if grad.shape != t.shape:
         grad = grad.sum_to_size(t.shape)
     return grad.to(t.dtype)
+
+
+def _tangents(tangents, saved):
+    """A jvp's tangents, None (that input has none) as a 0-d zero: every JVP
+    formula also takes all the saved inputs, so its result still has the
+    output's (broadcast) shape."""
+    return [torch.zeros((), dtype=t.dtype) if d is None else d for d, t in zip(tangents, saved)]
 
 
 def _backward_for(name, row):
@@ -257,6 +294,28 @@ def _backward_for(name, row):
         return (_reduce(grad_op(x, grad, *ctx.extra), x), *(None for _ in ctx.extra))
 
     return backward
+
+
+# The JVP of an elementwise activation is f'(x) t: the gradient op applied to
+# the tangent.
+
+def _jvp_for(name, row):
+    grad_op = OPS[row[3]]
+
+    def jvp(ctx, *tangents):
+        saved, extra = ctx.saved_tensors, ctx.extra
+        ts = _tangents(tangents, saved)
+        if name in ("swiglu", "geglu"):         # f'(gate) up t_gate + f(gate) t_up
+            (gate, up), (t_gate, t_up) = saved, ts
+            first = OPS["silu_grad" if name == "swiglu" else "gelu_grad"]
+            return first(gate, up * t_gate, *extra) + OPS[name](gate, t_up, *extra)
+        if name == "gelu_bias":                 # f'(x + b) (t_x + t_b)
+            (x, b), (t_x, t_b) = saved, ts
+            return grad_op(x, b, t_x + t_b, *extra)
+        (x,), (t,) = saved, ts
+        return grad_op(x, t, *extra)
+
+    return jvp
 
 
 # ---------------------------------------------------------- double backward --
@@ -342,7 +401,103 @@ def _double_backward_for(name):
     return backward
 
 
+def _grad_jvp_for(name):
+    """The gradient op's JVP (forward over reverse: ``hessian``, ``jacfwd``
+    of a gradient), the same derivatives as its backward above."""
+    d2s, first_name, fwd_name = _SECOND[name]
+
+    def jvp(ctx, *tangents):
+        saved, extra = ctx.saved_tensors, ctx.extra
+        d2 = d2s[extra[0] if extra else "none"] if isinstance(d2s, dict) else d2s
+        first = OPS[first_name]
+        ts = _tangents(tangents, saved)
+        if fwd_name is None and name != "gelu_bias_grad":        # G(x, g) = f'(x) g
+            (x, g), (t_x, t_g) = saved, ts
+            return _second(d2, x) * g * t_x + OPS[name](x, t_g, *extra)
+        if fwd_name is None:                                     # G(x, b, g) = f'(x + b) g
+            (x, b, g), (t_x, t_b, t_g) = saved, ts
+            return _second(d2, x + b) * g * (t_x + t_b) + OPS[name](x, b, t_g, *extra)
+        # (A, B) = (f'(gate) up grad, f(gate) grad)
+        (gate, up, grad), (t_gate, t_up, t_grad) = saved, ts
+        d_a = _second(d2, gate) * up * grad * t_gate + first(gate, t_up * grad + up * t_grad, *extra)
+        d_b = first(gate, grad * t_gate, *extra) + OPS[fwd_name](gate, t_grad, *extra)
+        return d_a, d_b
+
+    return jvp
+
+
+# ----------------------------------------------------------- registration --
+
+def _function(name, backward, jvp):
+    """The op's Function; its forward is the op itself below autograd."""
+    op = OPS[name]
+    fwd_grad_enabled = torch.autograd.forward_ad._set_fwd_grad_enabled
+
+    def forward(*args):
+        if torch._C._are_functorch_transforms_active():
+            # Function.apply turned both grad modes off for this level; the
+            # levels below (a transform outside this one: jacrev(jacrev),
+            # hessian, or plain autograd) need theirs back, as
+            # custom_function_call_grad's forward does, or they record
+            # nothing for this op: a silent zero second derivative.  (Not
+            # outside functorch: the kernel's Tensor.numpy() refuses a tensor
+            # that requires grad while grad mode is on.)
+            with torch.enable_grad(), fwd_grad_enabled(True), torch._C._AutoDispatchBelowAutograd():
+                return op(*args)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op(*args)
+
+    return type(f"gelu_ext_{name}", (torch.autograd.function._SingleLevelFunction,), {
+        "forward": staticmethod(forward), "setup_context": staticmethod(_setup_context),
+        "backward": staticmethod(backward), "jvp": staticmethod(jvp)})
+
+
+def _autograd_kernel(name, function):
+    overload = OPS[name].default
+    below_autograd = torch._C._after_autograd_keyset
+    forward_ad = torch.autograd.forward_ad
+    from torch._functorch.utils import enable_single_level_autograd_function
+
+    def kernel(keyset, *args):
+        # The Function where a derivative may be asked for: an input that
+        # requires grad, any dual level (a tangent's level is not cheap to
+        # read, and a dual tensor need not require grad), any functorch
+        # transform; otherwise straight to the kernel, as aten's ops do.
+        if (forward_ad._current_level >= 0 or torch._C._are_functorch_transforms_active()
+                or (torch.is_grad_enabled() and torch._C._any_requires_grad(*args))):
+            with enable_single_level_autograd_function():
+                return function.apply(*args)
+        with torch._C._AutoDispatchBelowAutograd():
+            return overload.redispatch(keyset & below_autograd, *args)
+
+    return kernel
+
+
+def _vmap_rule(name, row):
+    """Each batched operand's batch dimension moved to the front and, where
+    the operands' ranks differ, ones inserted after it, so the batch
+    dimensions line up and the rest broadcasts as the unbatched op's
+    operands do; one kernel call computes the whole batch."""
+    op = OPS[name]
+    n = len(row[2])
+    out_dims = 0 if "-> Tensor" in row[0] else (0, 0)
+
+    def rule(info, in_dims, *args):
+        tensors, dims = args[:n], in_dims[:n]
+        rank = max(t.dim() - (d is not None) for t, d in zip(tensors, dims))
+        aligned = [t if d is None else
+                   t.movedim(d, 0)[(slice(None),) + (None,) * (rank + 1 - t.dim())]
+                   for t, d in zip(tensors, dims)]
+        return op(*aligned, *args[n:]), out_dims
+
+    return rule
+
+
+_FUNCTIONS = {}
 for _name, _row in _OPS.items():
-    backward = _backward_for(_name, _row) if _row[3] is not None else _double_backward_for(_name)
-    torch.library.register_autograd(f"{NS}::{_name}", backward, setup_context=_setup_context,
-                                    lib=_LIB)
+    if _row[3] is not None:
+        _FUNCTIONS[_name] = _function(_name, _backward_for(_name, _row), _jvp_for(_name, _row))
+    else:
+        _FUNCTIONS[_name] = _function(_name, _double_backward_for(_name), _grad_jvp_for(_name))
+    _LIB.impl(_name, _autograd_kernel(_name, _FUNCTIONS[_name]), "Autograd", with_keyset=True)
+    torch.library.register_vmap(f"{NS}::{_name}", _vmap_rule(_name, _row), lib=_LIB)
