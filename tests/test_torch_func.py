@@ -52,6 +52,11 @@ OPS = {
                        lambda x, b: F.gelu(x + b, approximate="tanh"), [(2, 3), (3,)]),
     "relu": (GF.relu, F.relu, [(2, 3)]),
     "silu": (GF.silu, F.silu, [(2, 3)]),
+    # in place on a non-leaf, as inside a model (x * 1.0: the previous layer's output)
+    "relu inplace": (lambda x: GF.relu(x * 1.0, inplace=True), lambda x: F.relu(x * 1.0, inplace=True),
+                     [(2, 3)]),
+    "silu inplace": (lambda x: GF.silu(x * 1.0, inplace=True), lambda x: F.silu(x * 1.0, inplace=True),
+                     [(2, 3)]),
     "quick_gelu": (GF.quick_gelu, lambda x: x * torch.sigmoid(1.702 * x), [(2, 3)]),
     "swiglu": (GF.swiglu, lambda g, u: F.silu(g) * u, [(2, 3), (3,)]),
     "geglu": (GF.geglu, lambda g, u: F.gelu(g) * u, [(2, 3), (3,)]),
