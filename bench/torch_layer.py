@@ -49,12 +49,35 @@ def table(title, rows, header):
     sys.stdout.flush()
 
 
+class _Threads:
+    """``with _Threads(n):`` torch and gelu_ext both at ``n`` threads."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.saved = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+        gelu_ext.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.saved)
+        gelu_ext.set_num_threads(None)
+        return False
+
+
+def _thread_counts():
+    return sorted({1, torch.get_num_threads()})
+
+
 def overhead(sizes, budget):
     """Per call of exact GELU, float32: the op, the functional form and
     F.gelu under inference_mode and with autograd (requires_grad), against
-    the ufunc on the same memory and torch.relu (a C++ op's cost)."""
+    the ufunc on the same memory and torch.relu (a C++ op's cost), at one
+    thread and at torch's count (on a loaded machine torch's parallel
+    regions can wait milliseconds for a descheduled thread)."""
     rows, out = [], {}
-    for n in sizes:
+    for n, nt in ((n, nt) for nt in _thread_counts() for n in sizes):
         x = torch.randn(n)
         xg = x.clone().requires_grad_()
         xn, on = x.numpy(), np.empty(n, np.float32)
@@ -74,19 +97,16 @@ def overhead(sizes, budget):
             },
         }
         for mode, calls in modes.items():
-            if mode == "inference_mode":
-                with torch.inference_mode():
-                    t = _common.measure(calls, budget=budget)
-            else:
+            with _Threads(nt), torch.inference_mode(mode == "inference_mode"):
                 t = _common.measure(calls, budget=budget)
             base = t["torch F.gelu"].median
-            out[f"{n} {mode}"] = {k: v.median for k, v in t.items()}
+            out[f"{n} {nt} {mode}"] = {k: v.median for k, v in t.items()}
             for k, v in t.items():
-                rows.append(f"2^{int(np.log2(n)):<3d} {mode:15s} {k:14s} {us(v)}  "
+                rows.append(f"2^{int(np.log2(n)):<3d} {nt:3d} {mode:15s} {k:14s} {us(v)}  "
                             f"{(v.median - base) * 1e6:+9.1f}")
     table("Per-call time of exact GELU, float32 (median us; last column: minus F.gelu's "
           "in the same mode; issue 47: ours within +1.5 us under inference_mode, +3 with autograd)",
-          rows, "size  mode            entry             median  over F.gelu")
+          rows, "size  thr mode            entry             median  over F.gelu")
     return out
 
 
@@ -99,32 +119,32 @@ def alternating(sizes, budget):
     model: ours against F.gelu, with minor page faults per pair.  The GELU's
     share is the pair minus the torch op alone; ratio torch/ours of it."""
     rows, out = [], {}
-    for dtype in (torch.float32, torch.bfloat16):
-        for n in sizes:
-            x = torch.randn(n, dtype=dtype)
-            with torch.inference_mode():
-                calls = {"add": lambda: torch.add(x, 1.0),
-                         "add, F.gelu": lambda: torch.nn.functional.gelu(torch.add(x, 1.0)),
-                         "add, ours": lambda: GF.gelu(torch.add(x, 1.0))}
-                t = _common.measure(calls, min_sample=1e-3, budget=budget)
-                faults = {}
-                for k, f in calls.items():
-                    reps = max(3, min(200, int(0.05 / max(t[k].median, 1e-6))))
+    for dtype, nt, n in ((d, nt, n) for d in (torch.float32, torch.bfloat16)
+                         for nt in _thread_counts() for n in sizes):
+        x = torch.randn(n, dtype=dtype)
+        with _Threads(nt), torch.inference_mode():
+            calls = {"add": lambda: torch.add(x, 1.0),
+                     "add, F.gelu": lambda: torch.nn.functional.gelu(torch.add(x, 1.0)),
+                     "add, ours": lambda: GF.gelu(torch.add(x, 1.0))}
+            t = _common.measure(calls, min_sample=1e-3, budget=budget)
+            faults = {}
+            for k, f in calls.items():
+                reps = max(3, min(200, int(0.05 / max(t[k].median, 1e-6))))
+                f()
+                f0 = _minflt()
+                for _ in range(reps):
                     f()
-                    f0 = _minflt()
-                    for _ in range(reps):
-                        f()
-                    faults[k] = (_minflt() - f0) / reps
-            add = t["add"].median
-            g_torch, g_ours = t["add, F.gelu"].median - add, t["add, ours"].median - add
-            dt = str(dtype).split(".")[1]
-            out[f"{dt} {n}"] = {"median": {k: v.median for k, v in t.items()}, "faults": faults}
-            rows.append(f"{dt:9s} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
-                        f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
-                        f" {faults['add, F.gelu']:8.1f} {faults['add, ours']:8.1f}")
+                faults[k] = (_minflt() - f0) / reps
+        add = t["add"].median
+        g_torch, g_ours = t["add, F.gelu"].median - add, t["add, ours"].median - add
+        dt = str(dtype).split(".")[1]
+        out[f"{dt} {nt} {n}"] = {"median": {k: v.median for k, v in t.items()}, "faults": faults}
+        rows.append(f"{dt:9s} {nt:3d} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
+                    f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
+                    f" {faults['add, F.gelu']:8.1f} {faults['add, ours']:8.1f}")
     table("Alternating: y = x + 1 (torch), then GELU(y), both allocating, inference_mode "
           "(median us; GELU = pair - add alone; faults: minor page faults per pair)",
-          rows, "dtype     size       add    F.gelu      ours   torch/ours  faults(torch) faults(ours)")
+          rows, "dtype     thr size       add    F.gelu      ours   torch/ours  faults(torch) faults(ours)")
     return out
 
 
