@@ -426,7 +426,7 @@ def main(argv=None):
         sizes, tokens, d, h, budget, mb, reps = (1 << 8, 1 << 14), a.tokens, 768, 3072, 4.0, 32, 41
         alt_sizes = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
         shapes = ((1, 16), (1, 128), (8, 64), (32, 128))
-        dtypes, counts, rounds = (torch.float32, torch.bfloat16), (1, 2), 32
+        dtypes, counts, rounds = (torch.float32, torch.bfloat16), (1, 2), 12
     loaded = _load_minilm()
     doc = {"machine": info,
            "overhead": overhead(sizes, budget),
