@@ -392,13 +392,15 @@ def compiled(loaded, budget, batch_size=8, seq=64):
 
 def threads(tokens, d, h, repeats):
     """The FFN's GELU right after its matmul (torch's threads just busy), with
-    gelu_ext at one thread and at torch's count."""
+    gelu_ext's pool at one thread and at torch's count: the ufunc on the
+    matmul's output (``gelu_ext.set_num_threads`` governs it; the ops follow
+    ``torch.get_num_threads()``)."""
     lin1, _, x = ffn(tokens, d, h, torch.float32)
     counts = sorted({1, torch.get_num_threads()})
     with torch.inference_mode():
         holder = {}
         med, pool = _common.medians_after(lambda: holder.__setitem__("h", lin1(x)),
-                                          lambda: GF.gelu(holder["h"]), counts, repeats)
+                                          lambda: gelu_ext.fast_gelu(holder["h"].numpy()), counts, repeats)
     table(f"GELU of the FFN right after its matmul, torch threads {torch.get_num_threads()} "
           f"(median ms){' ' + pool.note if pool.note else ''}",
           [f"{k:7d} {v * 1e3:9.3f}" for k, v in med.items()], "gelu_ext threads    ms")
