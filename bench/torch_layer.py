@@ -4,7 +4,12 @@ our GELU against torch's own (forward and forward + backward, float32 and
 bfloat16), a LLaMA-style gated MLP training step fused (SwiGLU) against
 unfused, the whole all-MiniLM-L6-v2 encoder patched against unpatched (when
 its wheel and transformers are installed), and the FFN with gelu_ext's pool
-at one thread and at torch's thread count.
+at one thread and at torch's thread count.  Issue 47's tables: per call at
+<= 2^14 elements under inference_mode and with autograd against F.gelu (and
+torch.relu, the cost of a C++ op); the alternating pattern (a torch op, then
+the GELU, both allocating) with minor page faults per pair; torch.profiler
+time per GELU call inside the real MiniLM (float32 and bfloat16, 1 and 2
+threads); and (not with --quick) the torch.compile'd MiniLM.
 
 Usage::
 
@@ -18,7 +23,9 @@ it to AVX2).  ``--quick`` shrinks every size so the script runs in seconds
 (CI keeps it from rotting; its numbers mean nothing).
 """
 import argparse
+import resource
 import sys
+import time
 
 import numpy as np
 
@@ -42,35 +49,102 @@ def table(title, rows, header):
     sys.stdout.flush()
 
 
+class _Threads:
+    """``with _Threads(n):`` torch and gelu_ext both at ``n`` threads."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.saved = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+        gelu_ext.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.saved)
+        gelu_ext.set_num_threads(None)
+        return False
+
+
+def _thread_counts():
+    return sorted({1, torch.get_num_threads()})
+
+
 def overhead(sizes, budget):
-    """Per call of exact GELU, float32: the op in each grad mode against the
-    ufunc on the same memory (allocating, and into a preallocated out)."""
+    """Per call of exact GELU, float32: the op, the functional form and
+    F.gelu under inference_mode and with autograd (requires_grad), against
+    the ufunc on the same memory and torch.relu (a C++ op's cost), at one
+    thread and at torch's count (on a loaded machine torch's parallel
+    regions can wait milliseconds for a descheduled thread)."""
     rows, out = [], {}
-    for n in sizes:
+    for n, nt in ((n, nt) for nt in _thread_counts() for n in sizes):
         x = torch.randn(n)
         xg = x.clone().requires_grad_()
         xn, on = x.numpy(), np.empty(n, np.float32)
-
-        def in_inference():
-            with torch.inference_mode():
-                return torch.ops.gelu_ext.gelu(x)
-
-        calls = {
-            "ufunc": lambda: gelu_ext.fast_gelu(xn),
-            "ufunc out=": lambda: gelu_ext.fast_gelu(xn, out=on),
-            "op": lambda: torch.ops.gelu_ext.gelu(x),
-            "op inference_mode": in_inference,
-            "op requires_grad": lambda: torch.ops.gelu_ext.gelu(xg),
-            "functional requires_grad": lambda: GF.gelu(xg),
-            "torch F.gelu": lambda: torch.nn.functional.gelu(x),
+        modes = {
+            "inference_mode": {
+                "ufunc": lambda: gelu_ext.fast_gelu(xn),
+                "ufunc out=": lambda: gelu_ext.fast_gelu(xn, out=on),
+                "torch.relu": lambda: torch.relu(x),
+                "torch F.gelu": lambda: torch.nn.functional.gelu(x),
+                "op": lambda: torch.ops.gelu_ext.gelu(x),
+                "functional": lambda: GF.gelu(x),
+            },
+            "autograd": {
+                "torch F.gelu": lambda: torch.nn.functional.gelu(xg),
+                "op": lambda: torch.ops.gelu_ext.gelu(xg),
+                "functional": lambda: GF.gelu(xg),
+            },
         }
-        t = _common.measure(calls, budget=budget)
-        base = t["ufunc"].median
-        out[n] = {k: v.median for k, v in t.items()}
-        for k, v in t.items():
-            rows.append(f"2^{int(np.log2(n)):<3d} {k:26s} {us(v)}  {(v.median - base) * 1e6:+9.1f}")
-    table("Per-call time of exact GELU, float32 (median us; last column: minus the allocating ufunc's)",
-          rows, "size  entry                         median  over ufunc")
+        for mode, calls in modes.items():
+            with _Threads(nt), torch.inference_mode(mode == "inference_mode"):
+                t = _common.measure(calls, budget=budget)
+            base = t["torch F.gelu"].median
+            out[f"{n} {nt} {mode}"] = {k: v.median for k, v in t.items()}
+            for k, v in t.items():
+                rows.append(f"2^{int(np.log2(n)):<3d} {nt:3d} {mode:15s} {k:14s} {us(v)}  "
+                            f"{(v.median - base) * 1e6:+9.1f}")
+    table("Per-call time of exact GELU, float32 (median us; last column: minus F.gelu's "
+          "in the same mode; issue 47: ours within +1.5 us under inference_mode, +3 with autograd)",
+          rows, "size  thr mode            entry             median  over F.gelu")
+    return out
+
+
+def _minflt():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def alternating(sizes, budget):
+    """A torch op, then the GELU, both allocating (inference_mode), as in a
+    model: ours against F.gelu, with minor page faults per pair.  The GELU's
+    share is the pair minus the torch op alone; ratio torch/ours of it."""
+    rows, out = [], {}
+    for dtype, nt, n in ((d, nt, n) for d in (torch.float32, torch.bfloat16)
+                         for nt in _thread_counts() for n in sizes):
+        x = torch.randn(n, dtype=dtype)
+        with _Threads(nt), torch.inference_mode():
+            calls = {"add": lambda: torch.add(x, 1.0),
+                     "add, F.gelu": lambda: torch.nn.functional.gelu(torch.add(x, 1.0)),
+                     "add, ours": lambda: GF.gelu(torch.add(x, 1.0))}
+            t = _common.measure(calls, min_sample=1e-3, budget=budget)
+            faults = {}
+            for k, f in calls.items():
+                reps = max(3, min(200, int(0.05 / max(t[k].median, 1e-6))))
+                f()
+                f0 = _minflt()
+                for _ in range(reps):
+                    f()
+                faults[k] = (_minflt() - f0) / reps
+        add = t["add"].median
+        g_torch, g_ours = t["add, F.gelu"].median - add, t["add, ours"].median - add
+        dt = str(dtype).split(".")[1]
+        out[f"{dt} {nt} {n}"] = {"median": {k: v.median for k, v in t.items()}, "faults": faults}
+        rows.append(f"{dt:9s} {nt:3d} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
+                    f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
+                    f" {faults['add, F.gelu']:8.1f} {faults['add, ours']:8.1f}")
+    table("Alternating: y = x + 1 (torch), then GELU(y), both allocating, inference_mode "
+          "(median us; GELU = pair - add alone; faults: minor page faults per pair)",
+          rows, "dtype     thr size       add    F.gelu      ours   torch/ours  faults(torch) faults(ours)")
     return out
 
 
@@ -171,26 +245,50 @@ def gated_step(tokens, d, h, budget):
     return res
 
 
-def minilm(budget, batch_size):
-    """The whole all-MiniLM-L6-v2 encoder, inference, unpatched vs patched."""
+def _load_minilm():
+    """(transformers, BertModel class, model dir) or None, saying why."""
     try:
         import transformers
         from gelu_ext.jobs import bert
         model_dir = bert.check_model_dir(bert.default_model_dir())
-    except Exception as e:               # the wheel or transformers is missing
-        print(f"\nMiniLM encoder: skipped ({type(e).__name__}: {e})")
+    except (Exception, SystemExit) as e:          # the wheel or transformers is missing
+        print(f"\nMiniLM: skipped ({type(e).__name__}: {e})")
         return None
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    plain = transformers.BertModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-    patched = transformers.BertModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-    gt.patch_model(patched)
-    tok = bert.load_tokenizer(model_dir, 128)
-    texts = (list(bert.FIDELITY_SENTENCES) * batch_size)[:batch_size]
-    ids, mask, types = bert.tokenize(tok, texts, pad_to=128)
-    batch = {"input_ids": torch.from_numpy(np.asarray(ids, np.int64)),
-             "attention_mask": torch.from_numpy(np.asarray(mask, np.int64)),
-             "token_type_ids": torch.from_numpy(np.asarray(types, np.int64))}
+    return transformers, model_dir
+
+
+_PAIRS = {}
+
+
+def _minilm_pair(loaded, dtype=torch.float32):
+    """(unpatched, patched) MiniLM in ``dtype``, loaded once per dtype."""
+    if dtype in _PAIRS:
+        return _PAIRS[dtype]
+    transformers, model_dir = loaded
+    models = []
+    for _ in range(2):
+        m = transformers.BertModel.from_pretrained(str(model_dir), local_files_only=True)
+        models.append(m.to(dtype).eval())
+    gt.patch_model(models[1])
+    _PAIRS[dtype] = models
+    return models
+
+
+def _minilm_batch(batch, seq, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1000, 30000, (batch, seq), generator=g)
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids),
+            "token_type_ids": torch.zeros_like(ids)}
+
+
+def minilm(loaded, budget, batch_size):
+    """The whole all-MiniLM-L6-v2 encoder, inference, unpatched vs patched."""
+    if loaded is None:
+        return None
+    plain, patched = _minilm_pair(loaded)
+    batch = _minilm_batch(batch_size, 128)
 
     def run(m):
         def f():
@@ -200,7 +298,7 @@ def minilm(budget, batch_size):
 
     t = _common.measure({"torch": run(plain), "ours": run(patched)}, min_sample=0.0,
                         min_repeats=5, max_repeats=15, budget=budget)
-    table(f"all-MiniLM-L6-v2 encoder, transformers {transformers.__version__}, batch {batch_size} "
+    table(f"all-MiniLM-L6-v2 encoder, transformers {loaded[0].__version__}, batch {batch_size} "
           f"x 128 tokens, float32 (median ms)",
           [f"{t['torch'].median * 1e3:9.2f} {t['ours'].median * 1e3:9.2f}   "
            f"{t['torch'].median / t['ours'].median:5.2f}x"],
@@ -208,15 +306,101 @@ def minilm(budget, batch_size):
     return {k: v.median for k, v in t.items()}
 
 
+_GELU_EVENTS = ("aten::gelu", "gelu_ext::gelu")
+
+
+def in_model(loaded, shapes, dtypes, thread_counts, rounds):
+    """torch.profiler time per GELU call inside the real MiniLM, unpatched
+    (aten::gelu) against patched (gelu_ext::gelu), inference_mode: the
+    median over calls of each event's total CPU time (its own allocation
+    included; the module and functional wrappers around the op are not),
+    the two models' forwards alternating in one profiled session.  Also the
+    whole forward's median, unpatched over patched."""
+    if loaded is None:
+        return None
+    from torch.profiler import ProfilerActivity, profile
+    rows, out = [], {}
+    saved = torch.get_num_threads()
+    for dtype in dtypes:
+        plain, patched = _minilm_pair(loaded, dtype)
+        dt = str(dtype).split(".")[1]
+        for nt in thread_counts:
+            torch.set_num_threads(nt)
+            gelu_ext.set_num_threads(nt)
+            for b, s in shapes:
+                batch = _minilm_batch(b, s)
+                n = max(1, rounds // max(1, (b * s) // 256))
+                walls = {"torch": [], "ours": []}
+                with torch.inference_mode():
+                    for m in (plain, patched):
+                        m(**batch)                      # warm-up
+                    with profile(activities=[ProfilerActivity.CPU]) as prof:
+                        for r in range(n):
+                            for k, m in ((("torch", plain), ("ours", patched)) if r % 2 == 0
+                                         else (("ours", patched), ("torch", plain))):
+                                t0 = time.perf_counter()
+                                m(**batch)
+                                walls[k].append(time.perf_counter() - t0)
+                per = {e: [] for e in _GELU_EVENTS}
+                for ev in prof.events():
+                    if ev.name in per:
+                        per[ev.name].append(ev.cpu_time_total)
+                g_torch, g_ours = (float(np.median(per[e])) if per[e] else float("nan")
+                                   for e in _GELU_EVENTS)
+                w_torch, w_ours = (float(np.median(walls[k])) for k in ("torch", "ours"))
+                out[f"{dt} {nt} {b}x{s}"] = {"gelu_us": {"torch": g_torch, "ours": g_ours},
+                                             "forward_s": {"torch": w_torch, "ours": w_ours},
+                                             "calls": len(per["gelu_ext::gelu"])}
+                rows.append(f"{dt:9s} {nt:3d}  {b:3d}x{s:<4d} {b * s * 1536:9d} {g_torch:9.1f} "
+                            f"{g_ours:9.1f}   {g_torch / g_ours:5.2f}x   {w_torch * 1e3:8.2f} "
+                            f"{w_ours * 1e3:8.2f}  {w_torch / w_ours:5.2f}x")
+    torch.set_num_threads(saved)
+    gelu_ext.set_num_threads(None)
+    table("Inside all-MiniLM-L6-v2, inference_mode: torch.profiler time per GELU call "
+          "(median us) and the whole forward (median ms), unpatched vs patched, interleaved",
+          rows, "dtype     thr  batch x seq  elements  aten::gelu  ours   torch/ours  "
+          "fwd torch  fwd ours  ratio")
+    return out
+
+
+def compiled(loaded, budget, batch_size=8, seq=64):
+    """torch.compile (inductor) of MiniLM at batch x seq, float32: compiled
+    patched against compiled unpatched (and both eager)."""
+    if loaded is None:
+        return None
+    plain, patched = _minilm_pair(loaded)
+    batch = _minilm_batch(batch_size, seq)
+    models = {"eager unpatched": plain, "eager patched": patched,
+              "compiled unpatched": torch.compile(plain), "compiled patched": torch.compile(patched)}
+
+    def run(m):
+        def f():
+            with torch.inference_mode():
+                return m(**batch).last_hidden_state
+        return f
+
+    calls = {k: run(m) for k, m in models.items()}
+    for f in calls.values():
+        f()                                # compiles
+    t = _common.measure(calls, min_sample=0.0, min_repeats=5, max_repeats=25, budget=budget)
+    r = t["compiled unpatched"].median / t["compiled patched"].median
+    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, float32 (median ms); "
+          f"compiled unpatched / compiled patched = {r:.2f}x",
+          [f"{k:19s} {v.median * 1e3:9.2f}" for k, v in t.items()], "model                  ms")
+    return {k: v.median for k, v in t.items()}
+
+
 def threads(tokens, d, h, repeats):
     """The FFN's GELU right after its matmul (torch's threads just busy), with
-    gelu_ext at one thread and at torch's count."""
+    gelu_ext's pool at one thread and at torch's count: the ufunc on the
+    matmul's output (``gelu_ext.set_num_threads`` governs it; the ops follow
+    ``torch.get_num_threads()``)."""
     lin1, _, x = ffn(tokens, d, h, torch.float32)
     counts = sorted({1, torch.get_num_threads()})
     with torch.inference_mode():
         holder = {}
         med, pool = _common.medians_after(lambda: holder.__setitem__("h", lin1(x)),
-                                          lambda: GF.gelu(holder["h"]), counts, repeats)
+                                          lambda: gelu_ext.fast_gelu(holder["h"].numpy()), counts, repeats)
     table(f"GELU of the FFN right after its matmul, torch threads {torch.get_num_threads()} "
           f"(median ms){' ' + pool.note if pool.note else ''}",
           [f"{k:7d} {v * 1e3:9.3f}" for k, v in med.items()], "gelu_ext threads    ms")
@@ -229,6 +413,8 @@ def main(argv=None):
     p.add_argument("--tokens", type=_common.int_at_least(1), default=4096,
                    help="rows of the FFN input (batch x sequence), default 4096")
     p.add_argument("--json", help="write the medians here")
+    p.add_argument("--only-issue47", action="store_true",
+                   help="only the tables of issue 47 (per call, alternating, in-model, compiled)")
     a = p.parse_args(argv)
     info = _common.machine_info(("torch",))
     for line in _common.header_lines(info):
@@ -236,15 +422,26 @@ def main(argv=None):
     print(f"torch   : {torch.__version__}, {torch.get_num_threads()} intra-op threads, "
           f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
     if a.quick:
-        sizes, tokens, d, h, budget, mb, reps = (1 << 10,), 16, 32, 128, 0.05, 2, 3
+        sizes, tokens, d, h, budget, mb, reps = (1 << 8,), 16, 32, 128, 0.05, 2, 3
+        alt_sizes, shapes, dtypes, counts, rounds = (1 << 12,), ((1, 16),), (torch.float32,), (1,), 2
     else:
-        sizes, tokens, d, h, budget, mb, reps = (1 << 14, 1 << 20), a.tokens, 768, 3072, 4.0, 32, 41
+        sizes, tokens, d, h, budget, mb, reps = (1 << 8, 1 << 14), a.tokens, 768, 3072, 4.0, 32, 41
+        alt_sizes = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
+        shapes = ((1, 16), (1, 128), (8, 64), (32, 128))
+        dtypes, counts, rounds = (torch.float32, torch.bfloat16), (1, 2), 12
+    loaded = _load_minilm()
     doc = {"machine": info,
            "overhead": overhead(sizes, budget),
-           "ffn": {" ".join(k): v for k, v in ffn_block(tokens, d, h, budget).items()},
-           "gated": gated_step(tokens, d, h * 2 // 3, budget),
-           "minilm": minilm(budget, mb),
-           "threads": threads(tokens, d, h, reps)}
+           "alternating": alternating(alt_sizes, budget),
+           "in_model": in_model(loaded, shapes, dtypes, counts, rounds)}
+    if a.only_issue47:
+        doc["compiled"] = None if a.quick else compiled(loaded, budget)
+    else:
+        doc.update({"ffn": {" ".join(k): v for k, v in ffn_block(tokens, d, h, budget).items()},
+                    "gated": gated_step(tokens, d, h * 2 // 3, budget),
+                    "minilm": minilm(loaded, budget, mb),
+                    "threads": threads(tokens, d, h, reps),
+                    "compiled": None if a.quick else compiled(loaded, budget)})
     if a.json:
         _common.write_json(a.json, doc)
     return 0

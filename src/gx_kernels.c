@@ -39,6 +39,7 @@
 #include "gx_lut64.h"
 #include "gx_lut8.h"
 #include "gx_pool.h"
+#include "gx_tls.h"
 #include "gx_atomic.h"
 #include "gx_kdefs.h"
 
@@ -140,6 +141,9 @@ static gx_kernel gx_tables[GX_NISA][GX_NOPS][GX_NDT];
 static gx_kernel (*gx_active)[GX_NDT] = NULL;
 static int gx_isa = -1;
 static int gx_num_threads = 0;
+/* One per thread, so a caller's own count (gelu_ext.torch's, for the
+ * duration of an op) never reaches another thread's calls. */
+static GX_THREAD_LOCAL int gx_thread_num_threads = 0;
 /* Below this many elements a call stays on the calling thread: starting a
  * parallel region costs a few microseconds, more than the work it splits.
  * ReLU is memory-bound and needs GX_MEMBOUND_FACTOR times more to gain. */
@@ -225,10 +229,17 @@ int gx_set_isa(int isa)
 int gx_get_num_threads(void)
 {
     if (!gx_pool_threaded()) return 1;
+    if (gx_thread_num_threads > 0) return gx_thread_num_threads;
     return gx_num_threads > 0 ? gx_num_threads : gx_pool_default_threads();
 }
 
 void gx_set_num_threads(int n) { gx_num_threads = n > 0 ? n : 0; }
+int gx_set_thread_num_threads(int n)
+{
+    int was = gx_thread_num_threads;
+    gx_thread_num_threads = n > 0 ? n : 0;
+    return was;
+}
 gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
 void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
 int gx_set_amd_loops(int on)

@@ -44,6 +44,10 @@ int gx_set_isa(int isa);        /* returns 0, or -1 if this CPU does not run it 
 
 int gx_get_num_threads(void);   /* threads a large call will use */
 void gx_set_num_threads(int n); /* 0: the default, gx_pool_default_threads() */
+/* The calling thread's own count, ahead of gx_set_num_threads' for its calls
+ * only (0: none); returns the one it replaces.  gelu_ext.torch sets it around
+ * an op to torch.get_num_threads(), leaving NumPy callers' count alone. */
+int gx_set_thread_num_threads(int n);
 gx_intp gx_get_parallel_threshold(void);
 void gx_set_parallel_threshold(gx_intp n);
 gx_intp gx_get_op_parallel_threshold(int op);   /* op's: ReLU's is a multiple of the above */

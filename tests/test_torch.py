@@ -790,3 +790,35 @@ def test_docstring_examples(module):
     import importlib
     res = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+# ------------------------------------------------------------------ threads --
+
+@pytest.mark.skipif(not gelu_ext._ufuncs._pool_threaded(), reason="built without the thread pool")
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_ops_follow_torch_num_threads_numpy_callers_keep_theirs(layout):
+    from gelu_ext import _ufuncs
+    x = make((512, 512), torch.float32, 0)          # 2^18 elements: threaded where allowed
+    x = x if layout == "contiguous" else x.t()      # the fast path; the ufunc path
+    saved = torch.get_num_threads()
+
+    def threaded_calls(f):
+        _ufuncs._pool_stats(reset=True)
+        f()
+        s = _ufuncs._pool_stats()
+        return s["jobs"] + s["backoff"]            # a back-off is a threaded call run serially
+
+    try:
+        gelu_ext.set_num_threads(2)
+        torch.set_num_threads(1)
+        assert threaded_calls(lambda: torch.ops.gelu_ext.gelu(x)) == 0
+        assert threaded_calls(lambda: GF.gelu(x)) == 0
+        assert threaded_calls(lambda: gelu_ext.fast_gelu(x.numpy())) == 1
+        assert gelu_ext.get_num_threads() == 2
+        gelu_ext.set_num_threads(1)
+        torch.set_num_threads(2)
+        assert threaded_calls(lambda: torch.ops.gelu_ext.gelu(x)) == 1
+        assert threaded_calls(lambda: gelu_ext.fast_gelu(x.numpy())) == 0
+    finally:
+        torch.set_num_threads(saved)
+        gelu_ext.set_num_threads(None)

@@ -27,9 +27,10 @@ backward is itself an op; every ``torch.func`` transform (``grad``,
 ``jacrev``, ``jacfwd``, ``hessian``, ``jvp``, ``vmap``, per-sample gradients)
 and forward-mode AD give their derivatives.  Their bits are the NumPy ufuncs' bits.
 
-Threads: the kernels run on gelu_ext's own pool (``gelu_ext.get_num_threads``),
-not on torch's intra-op threads, which are idle while an op runs; to give
-both the same budget, ``gelu_ext.set_num_threads(torch.get_num_threads())``.
+Threads: the ops run on gelu_ext's own pool with ``torch.get_num_threads()``
+threads (torch's intra-op threads are idle while an op runs), so
+``torch.set_num_threads`` is the one budget inside a model;
+``gelu_ext.set_num_threads`` governs NumPy callers only.
 
 >>> import torch
 >>> from gelu_ext.torch import functional as GF

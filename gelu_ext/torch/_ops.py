@@ -6,17 +6,27 @@ Design:
   schema, the ufuncs that compute it and (for a forward op) the gradient op
   its backward calls.  Registration loops over the table; nothing below names
   an op.
-* The kernel is the NumPy ufunc itself, called on ``Tensor.numpy()`` views
-  (shared memory, any strides, float16 included) with ``out=`` a new tensor
-  from torch's allocator (``_new_output``): one implementation for NumPy
-  and PyTorch, so the
-  results are the ufuncs' bits by construction.  bfloat16 has no NumPy
-  dtype: its tensors are viewed as int16 and then as ml_dtypes' bfloat16
-  (still shared memory), which runs the ufuncs' bfloat16 loops.  Without
-  ml_dtypes a bfloat16 operand is a TypeError saying so: a float32 detour
-  would not give the same bits for the fused and gradient ops, whose
-  bfloat16 loops round the activation before the product as the unfused
-  bfloat16 composition does (``gelu_ext[torch]`` installs ml_dtypes).
+* The kernel is the ufuncs' own inner loop.  The common call -- every
+  operand a contiguous tensor of one float dtype and one shape -- runs it
+  straight over the tensors' memory (``_ufuncs._apply_at``: what the ufunc's
+  loop does for a contiguous run, without ~2 us of ufunc machinery), with
+  the loop codes looked up in a table made at import (``_FAST``), one dtype
+  and layout check and nothing else computed per call.  Every other call
+  (broadcasting, strides, mixed dtypes) runs the ufuncs themselves over
+  ndarrays that view the tensors' memory (``_ufuncs._array_at``; any strides,
+  float16 included).  Either way outputs come from torch's allocator
+  (``_new_output``) and the results are the ufuncs' bits by construction.
+  bfloat16 has no NumPy dtype: the general path views its tensors as
+  ml_dtypes' bfloat16 (still shared memory), which runs the ufuncs' bfloat16
+  loops.  Without ml_dtypes a bfloat16 operand is a TypeError saying so on
+  both paths: a float32 detour would not give the same bits for the fused
+  and gradient ops, whose bfloat16 loops round the activation before the
+  product as the unfused bfloat16 composition does (``gelu_ext[torch]``
+  installs ml_dtypes).
+* Threads: an op runs on ``torch.get_num_threads()`` threads of gelu_ext's
+  pool (a count for the calling thread only, ``_set_thread_num_threads``),
+  so ``torch.set_num_threads`` is the one budget inside a model while NumPy
+  callers keep ``gelu_ext.set_num_threads``'.
 * The fake kernel (``torch.compile``, ``torch.export``, meta tensors)
   allocates the output with the same function as the real kernel
   (``_new_output``), so shapes, dtypes and strides agree by construction.
@@ -66,6 +76,9 @@ _NP_DTYPES = {torch.float16: np.dtype(np.float16), torch.float32: np.dtype(np.fl
               torch.float64: np.dtype(np.float64)}
 
 
+_CONTIGUOUS = torch.contiguous_format
+
+
 def _as_numpy(t, bf16):
     """An ndarray over ``t``'s memory (same elements, same strides), not
     ``t.numpy()``, which would leave ``t``'s storage non-resizable for good."""
@@ -92,12 +105,16 @@ def _new_output(tensors, dtype, same_shapes):
     """The output of an op over ``tensors``: C-contiguous, unless the first
     operand has the broadcast shape and is not contiguous, where it is
     ``torch.empty_like`` of it (its dense layout kept).  The real and the
-    fake kernel both call this, so their strides agree by construction.
-    From torch's allocator (``new_empty``), as torch's own ops allocate: the
-    output is an ordinary tensor (``resize_`` works), and next to torch's own
+    fake kernel both call this (the fast path spells its first branch out),
+    so their strides agree by construction.
+    From torch's allocator, as torch's own ops allocate: the output is an
+    ordinary tensor (``resize_`` works), and next to torch's own
     allocations it reuses their memory rather than faulting in fresh pages
     of another allocator's (a NumPy-allocated output took ~7x the page
     faults of torch's own op when the two ops alternate).
+    ``empty_like(x, memory_format=contiguous_format)`` where the shape is
+    x's: inside a kernel it costs ~0.3 us where ``new_empty(shape)`` costs
+    ~3 (parsing the shape), most of a 256-element call.
     ``same_shapes``: the caller knows all shapes are equal
     (torch.broadcast_shapes costs ~10 us, as much as the rest of a small call)."""
     x = tensors[0]
@@ -105,14 +122,17 @@ def _new_output(tensors, dtype, same_shapes):
         shape = x.shape
     else:
         shape = torch.broadcast_shapes(*(t.shape for t in tensors))
-    if shape == x.shape and not x.is_contiguous():
+    if shape == x.shape:
+        if x.is_contiguous():
+            return torch.empty_like(x, dtype=dtype, memory_format=_CONTIGUOUS)
         return torch.empty_like(x, dtype=dtype)
     return x.new_empty(shape, dtype=dtype)
 
 
 def _run(ufuncs, names, tensors):
     """``ufunc(*tensors)`` for each ufunc of ``ufuncs``, each into a new
-    tensor; the ufuncs' own operand lists are index tuples into ``tensors``."""
+    tensor; the ufuncs' own operand lists are index tuples into ``tensors``.
+    The general path: any strides, broadcasting, mixed dtypes."""
     dt = _result_dtype(names, tensors)
     args = [t if t.dtype == dt else t.to(dt) for t in tensors]
     shape = args[0].shape
@@ -120,8 +140,12 @@ def _run(ufuncs, names, tensors):
     outs = [_new_output([args[i] for i in idx], dt, same) for _, idx in ufuncs]
     bf16 = _bfloat16_dtype() if dt == torch.bfloat16 else None
     views = [_as_numpy(a, bf16) for a in args]
-    for (uf, idx), o in zip(ufuncs, outs):
-        uf(*(views[i] for i in idx), out=_as_numpy(o, bf16))
+    was = _ufuncs._set_thread_num_threads(torch.get_num_threads())
+    try:
+        for (uf, idx), o in zip(ufuncs, outs):
+            uf(*(views[i] for i in idx), out=_as_numpy(o, bf16))
+    finally:
+        _ufuncs._set_thread_num_threads(was)
     return outs
 
 
@@ -188,24 +212,74 @@ def _pick(ufuncs, approximate):
     return [(uf[approximate], idx) for uf, idx in ufuncs]
 
 
+_DT_NAMES = {torch.float16: "float16", torch.bfloat16: "bfloat16",
+             torch.float32: "float32", torch.float64: "float64"}
+
+
+def _fast_table(ufuncs, has_approximate):
+    """{(approximate or None, torch dtype): ((loop code, operand indices), ...)}
+    for one op: what its fast path looks up instead of computing per call."""
+    return {(approximate, dt): tuple((_ufuncs._loop_code(uf.__name__, dt_name), idx)
+                                     for uf, idx in _pick(ufuncs, approximate))
+            for approximate in (tuple(_APPROXIMATE) if has_approximate else (None,))
+            for dt, dt_name in _DT_NAMES.items()}
+
+
 def _make(name, row):
     schema, ufuncs, names, _ = row
     has_approximate = "approximate" in schema
     single = "-> Tensor" in schema
     n = len(names)
+    default = "none" if has_approximate else None
+    fast = _fast_table(ufuncs, has_approximate)
+    bfloat16, get_num_threads, apply_at = torch.bfloat16, torch.get_num_threads, _ufuncs._apply_at
 
     def split(args, kwargs):
-        # torch passes the schema's arguments positionally or by keyword
+        # torch passes the schema's arguments positionally (trailing defaults
+        # left out) or, from other callers, by keyword
         approximate = None
         if has_approximate:
             approximate = kwargs["approximate"] if "approximate" in kwargs else (
                 args[n] if len(args) > n else "none")
         return args[:n], approximate
 
-    def kernel(*args, **kwargs):
+    def general(args, kwargs):
         tensors, approximate = split(args, kwargs)
         outs = _run(_pick(ufuncs, approximate), names, tensors)
         return outs[0] if single else tuple(outs)
+
+    # The fast path's one check: the operands' dtype has loops (the table has
+    # it), the layout is contiguous, shapes and dtypes agree; bfloat16 also
+    # asks for ml_dtypes, as the general path does (the same error).
+    if n == 1:
+
+        def kernel(*args, **kwargs):
+            x = args[0]
+            codes = fast.get((args[1] if len(args) > 1 else default, x.dtype))
+            if (codes is None or kwargs or not x.is_contiguous()
+                    or (x.dtype is bfloat16 and _bfloat16_dtype() is None)):
+                return general(args, kwargs)
+            out = torch.empty_like(x, memory_format=_CONTIGUOUS)     # as _new_output
+            apply_at(codes[0][0], (x.data_ptr(),), out.data_ptr(), out.numel(), get_num_threads())
+            return out
+    else:
+        def kernel(*args, **kwargs):
+            x = args[0]
+            codes = fast.get((args[n] if len(args) > n else default, x.dtype))
+            if codes is None or kwargs or (x.dtype is bfloat16 and _bfloat16_dtype() is None):
+                return general(args, kwargs)
+            dt, shape = x.dtype, x.shape
+            for t in args[:n]:
+                if t.dtype is not dt or t.shape != shape or not t.is_contiguous():
+                    return general(args, kwargs)
+            ptrs = [t.data_ptr() for t in args[:n]]
+            nt = get_num_threads()
+            outs = []
+            for code, idx in codes:
+                out = torch.empty_like(x, memory_format=_CONTIGUOUS)     # as _new_output
+                apply_at(code, tuple(ptrs[i] for i in idx), out.data_ptr(), out.numel(), nt)
+                outs.append(out)
+            return outs[0] if single else tuple(outs)
 
     def fake(*args, **kwargs):
         tensors, approximate = split(args, kwargs)
