@@ -513,9 +513,9 @@ def _function(name, backward, jvp):
             # levels below (a transform outside this one: jacrev(jacrev),
             # hessian, or plain autograd) need theirs back, as
             # custom_function_call_grad's forward does, or they record
-            # nothing for this op: a silent zero second derivative.  (Not
-            # outside functorch: the kernel's Tensor.numpy() refuses a tensor
-            # that requires grad while grad mode is on.)
+            # nothing for this op: a silent zero second derivative.  (Outside
+            # functorch the Function's own node is the only level: nothing
+            # below it records, so the modes stay as apply set them.)
             with torch.enable_grad(), fwd_grad_enabled(True), torch._C._AutoDispatchBelowAutograd():
                 return op(*args)
         with torch._C._AutoDispatchBelowAutograd():
