@@ -119,7 +119,7 @@ def alternating(sizes, budget):
     model: ours against F.gelu, with minor page faults per pair.  The GELU's
     share is the pair minus the torch op alone; ratio torch/ours of it."""
     rows, out = [], {}
-    for dtype, nt, n in ((d, nt, n) for d in (torch.float32, torch.bfloat16)
+    for dtype, nt, n in ((d, nt, n) for d in (torch.float32, torch.bfloat16, torch.float16)
                          for nt in _thread_counts() for n in sizes):
         x = torch.randn(n, dtype=dtype)
         with _Threads(nt), torch.inference_mode():
@@ -428,7 +428,7 @@ def main(argv=None):
         sizes, tokens, d, h, budget, mb, reps = (1 << 8, 1 << 14), a.tokens, 768, 3072, 4.0, 32, 41
         alt_sizes = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
         shapes = ((1, 16), (1, 128), (8, 64), (32, 128))
-        dtypes, counts, rounds = (torch.float32, torch.bfloat16), (1, 2), 12
+        dtypes, counts, rounds = (torch.float32, torch.bfloat16, torch.float16), (1, 2), 12
     loaded = _load_minilm()
     doc = {"machine": info,
            "overhead": overhead(sizes, budget),
