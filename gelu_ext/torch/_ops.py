@@ -4,8 +4,10 @@ Design:
 
 * One table, ``_OPS``: each row is an op of the ``gelu_ext`` namespace, its
   schema, the ufuncs that compute it and (for a forward op) the gradient op
-  its backward calls.  Registration loops over the table; nothing below names
-  an op.
+  its backward calls.  Registration loops over the table.  The derivative
+  formulas (backward, JVP, double backward) still branch on the op's form
+  (gated, fused bias, elementwise) by name: the table does not yet say
+  which form a row is (issue 48's op spec is where that belongs).
 * The kernel is the ufuncs' own inner loop.  The common call -- every
   operand a contiguous tensor of one float dtype and one shape -- runs it
   straight over the tensors' memory (``_ufuncs._apply_at``: what the ufunc's
