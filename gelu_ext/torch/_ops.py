@@ -7,7 +7,7 @@ Design:
   its backward calls.  Registration loops over the table.  The derivative
   formulas (backward, JVP, double backward) still branch on the op's form
   (gated, fused bias, elementwise) by name: the table does not yet say
-  which form a row is (issue 48's op spec is where that belongs).
+  which form a row is (a form field in the table would remove that).
 * The kernel is the ufuncs' own inner loop.  The common call -- every
   operand a contiguous tensor of one float dtype and one shape -- runs it
   straight over the tensors' memory (``_ufuncs._apply_at``: what the ufunc's
