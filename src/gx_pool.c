@@ -42,7 +42,9 @@
  *                   was cut loose (gx_leave; under the lock)
  *
  * A worker in CHUNK while the job is CLOSING may be pulled onto the owner's
- * core (pulled: its mask is that core until it leaves, then its own again).
+ * core (pulled: its mask is that core alone until it leaves; then, if its
+ * mask is still that core alone, the mask it had before the pull, and if
+ * anyone set it meanwhile, the mask they set).
  * Counts:
  *   joined     the workers in IN or CHUNK, one counter (atomic: the owner
  *              spins on it), moved with each transition into or out of
@@ -102,7 +104,15 @@
  * - Affinity: a move only narrows a thread's mask to part of the mask it
  *   has at that moment, read just before, and puts back exactly that mask,
  *   so a process started under `taskset`, or narrowed later, keeps every
- *   thread inside its mask (tests/test_pool_affinity.py).
+ *   thread inside its mask (tests/test_pool_affinity.py).  A pull lasts
+ *   until the worker leaves the job, so its undoing checks first that the
+ *   mask is still the one core the pull set: one set meanwhile (`taskset -a
+ *   -p`, os.sched_setaffinity) stays.  Two cases remain that no check of
+ *   the mask can tell apart: a mask set between the two system calls of a
+ *   move, a pull or a restore (microseconds) is replaced; and a mask set
+ *   to exactly the core a worker was pulled onto is taken for the pull's
+ *   and replaced by the mask from before the pull.  A cgroup's cpuset is
+ *   the kernel's to enforce: it confines every mask set.
  * - The lock guards bookkeeping only: it is never held across a chunk, a
  *   spin or a wake-up.  Condition variables are signalled after unlocking
  *   (gx_unlock_then_wake): a woken thread that preempts the signaller would
@@ -223,10 +233,12 @@ enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
 typedef struct {
     long seen0;                 /* the job number it starts from */
     long state;                 /* GX_W_* */
-    int pulled;                 /* its mask is the owner's core until it leaves the job */
+    int pulled;                 /* the owner set its mask to core pull_cpu alone */
+    int pull_cpu;
     long tid;                   /* kernel thread id, set when it joins; 0: unknown */
 #if defined(__linux__)
-    cpu_set_t home;             /* its mask before the owner pulled it: what it restores */
+    cpu_set_t home;             /* its mask before the owner pulled it: what it restores
+                                 * if its mask is still pull_cpu alone */
 #endif
 } gx_slot_t;
 
@@ -419,16 +431,22 @@ static int gx_pull_stragglers(int cpu)
             continue;
         if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) {
             w->pulled = 1;
+            w->pull_cpu = cpu;
             k++;
         }
     }
     return k;
 }
 
-/* The worker's mask back to what it was before the owner pulled it. */
+/* The worker's mask back to what it was before the owner pulled it, if it
+ * is still what the pull set (core pull_cpu alone): a mask set since, by
+ * `taskset -a -p` or os.sched_setaffinity while the worker finished its
+ * chunk, is its user's and stays. */
 static void gx_restore_mask(gx_slot_t *me)
 {
-    sched_setaffinity(0, sizeof me->home, &me->home);
+    cpu_set_t now;
+    if (sched_getaffinity(0, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 && gx_has_cpu(&now, me->pull_cpu))
+        sched_setaffinity(0, sizeof me->home, &me->home);
 }
 #else
 static int gx_leave_core(int cpu) { (void)cpu; return 0; }
