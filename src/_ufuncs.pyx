@@ -49,6 +49,7 @@ cdef extern from "gx_pool.h" nogil:
     int gx_pool_default_threads()
     int gx_pool_threaded()
     int gx_pool_workers()
+    void gx_pool_shutdown()
     enum: GX_POOL_NSTATS
     void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
     const char *gx_pool_stat_name(int i)
@@ -480,8 +481,21 @@ def _pool_threaded():
 
 
 def _pool_workers():
-    """Worker threads alive now (0 until the first threaded call)."""
+    """Worker threads alive now (0 until the first threaded call and after ``_pool_shutdown``)."""
     return gx_pool_workers()
+
+
+def _pool_shutdown():
+    """End the pool's worker threads and wait until they have (registered
+    with ``atexit`` at import, so a process exits with no worker running).
+    Every threaded call after it runs on its caller; a second call does
+    nothing."""
+    with nogil:
+        gx_pool_shutdown()
+
+
+import atexit
+atexit.register(_pool_shutdown)
 
 
 def _pool_probe_run():
