@@ -2,7 +2,8 @@
  * pool_race.c -- a ThreadSanitizer run of the thread pool alone (issue 12):
  * four caller threads each run 200 jobs on 2-4 threads (so callers compete
  * for the pool and for compute slots), then a fork()ed child runs jobs of
- * its own.  Every result is checked.  Built with backoff off, so every job
+ * its own and shuts its workers down; then the pool is shut down while two
+ * callers run jobs.  Every result is checked.  Built with backoff off, so every job
  * really is threaded.  Run it with bench/pool_race.sh.
  */
 #include "gx_pool.h"
@@ -53,9 +54,24 @@ int main(void)
         bad += (size_t)r;
     }
     pid = fork();
-    if (pid == 0) _exit(caller(NULL) != NULL);
+    if (pid == 0) {
+        size_t b = (size_t)caller(NULL);
+        gx_pool_shutdown();             /* the child's own workers */
+        _exit(b != 0);
+    }
     waitpid(pid, &status, 0);
     gx_pool_stats(s, 0);
+    /* shut down while two callers still run jobs: they finish, on the
+     * caller alone once it has happened; then a call after it */
+    for (int k = 0; k < 2; k++) pthread_create(&t[k], NULL, caller, (void *)(size_t)k);
+    gx_pool_shutdown();
+    gx_pool_shutdown();
+    for (int k = 0; k < 2; k++) {
+        void *r;
+        pthread_join(t[k], &r);
+        bad += (size_t)r;
+    }
+    bad += (size_t)caller(NULL);
     printf("wrong results %zu, child exit %d; %lld threaded jobs, %lld worker joins, "
            "at most %lld threads computing\n", bad, WEXITSTATUS(status), s[GX_POOL_JOBS], s[GX_POOL_HELPED], s[GX_POOL_MAX_RUNNING]);
     return bad != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;

@@ -49,9 +49,15 @@ cdef extern from "gx_pool.h" nogil:
     int gx_pool_default_threads()
     int gx_pool_threaded()
     int gx_pool_workers()
+    void gx_pool_shutdown()
     enum: GX_POOL_NSTATS
     void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
     const char *gx_pool_stat_name(int i)
+
+cdef extern from "gx_pool_probe.h" nogil:
+    long gx_probe_run()
+    long gx_probe_held()
+    void gx_probe_release()
 
 cdef extern from "gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
@@ -475,8 +481,42 @@ def _pool_threaded():
 
 
 def _pool_workers():
-    """Worker threads alive now (0 until the first threaded call)."""
+    """Worker threads alive now (0 until the first threaded call and after ``_pool_shutdown``)."""
     return gx_pool_workers()
+
+
+def _pool_shutdown():
+    """End the pool's worker threads and wait until they have (registered
+    with ``atexit`` at import, so a process exits with no worker running).
+    Every threaded call after it runs on its caller; a second call does
+    nothing."""
+    with nogil:
+        gx_pool_shutdown()
+
+
+import atexit
+atexit.register(_pool_shutdown)
+
+
+def _pool_probe_run():
+    """For tests (src/gx_pool_probe.h): run a two-thread job whose worker
+    holds its chunk until ``_pool_probe_release()``, so the owner pulls it
+    onto its core; returns the worker's thread id (0: none joined, -1: not
+    Linux).  Call it on a thread of its own."""
+    cdef long r
+    with nogil:
+        r = gx_probe_run()
+    return r
+
+
+def _pool_probe_held():
+    """For tests: the thread id of the worker holding the probe's chunk (0: none yet)."""
+    return gx_probe_held()
+
+
+def _pool_probe_release():
+    """For tests: let the probe's worker finish its chunk."""
+    gx_probe_release()
 
 
 def _default_num_threads():

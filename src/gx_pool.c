@@ -22,6 +22,13 @@
  *   any      a fork()ed child's copy                IDLE         at once: a fresh pool, no
  *                                                                workers (gx_atfork_child)
  *
+ * gx_pool_shutdown (at process exit) sets `shut`: no caller opens a job
+ * again (gx_may_own), so every later call runs on its caller; and `stop`:
+ * each worker ends when it next waits for a job (gx_await_job) -- a worker
+ * in a job once it has left it -- counting itself in `exited`, and
+ * gx_pool_shutdown returns when all have.  A fork()ed child's fresh pool
+ * has neither set.
+ *
  * A caller of a large call first takes a slot (gx_take_slot: it sleeps
  * while the threads computing large calls reach its thread count), then
  * owns a job if the pool is IDLE and not backing off (gx_may_own), else
@@ -40,9 +47,12 @@
  *                   (gx_cut_loose; compare-and-swap under the lock)
  *   IN, CUT  OUT    it leaves: no chunk left, a caller waits for a slot, or it
  *                   was cut loose (gx_leave; under the lock)
+ *   OUT      (ends) `stop` is set (gx_await_job, gx_worker; under the lock)
  *
  * A worker in CHUNK while the job is CLOSING may be pulled onto the owner's
- * core (pulled: its mask is that core until it leaves, then its own again).
+ * core (pulled: its mask is that core alone until it leaves; then, if its
+ * mask is still that core alone, the mask it had before the pull, and if
+ * anyone set it meanwhile, the mask they set).
  * Counts:
  *   joined     the workers in IN or CHUNK, one counter (atomic: the owner
  *              spins on it), moved with each transition into or out of
@@ -102,7 +112,15 @@
  * - Affinity: a move only narrows a thread's mask to part of the mask it
  *   has at that moment, read just before, and puts back exactly that mask,
  *   so a process started under `taskset`, or narrowed later, keeps every
- *   thread inside its mask (tests/test_pool_affinity.py).
+ *   thread inside its mask (tests/test_pool_affinity.py).  A pull lasts
+ *   until the worker leaves the job, so its undoing checks first that the
+ *   mask is still the one core the pull set: one set meanwhile (`taskset -a
+ *   -p`, os.sched_setaffinity) stays.  Two cases remain that no check of
+ *   the mask can tell apart: a mask set between the two system calls of a
+ *   move, a pull or a restore (microseconds) is replaced; and a mask set
+ *   to exactly the core a worker was pulled onto is taken for the pull's
+ *   and replaced by the mask from before the pull.  A cgroup's cpuset is
+ *   the kernel's to enforce: it confines every mask set.
  * - The lock guards bookkeeping only: it is never held across a chunk, a
  *   spin or a wake-up.  Condition variables are signalled after unlocking
  *   (gx_unlock_then_wake): a woken thread that preempts the signaller would
@@ -223,10 +241,12 @@ enum { GX_W_OUT, GX_W_IN, GX_W_CHUNK, GX_W_CUT };
 typedef struct {
     long seen0;                 /* the job number it starts from */
     long state;                 /* GX_W_* */
-    int pulled;                 /* its mask is the owner's core until it leaves the job */
+    int pulled;                 /* the owner set its mask to core pull_cpu alone */
+    int pull_cpu;
     long tid;                   /* kernel thread id, set when it joins; 0: unknown */
 #if defined(__linux__)
-    cpu_set_t home;             /* its mask before the owner pulled it: what it restores */
+    cpu_set_t home;             /* its mask before the owner pulled it: what it restores
+                                 * if its mask is still pull_cpu alone */
 #endif
 } gx_slot_t;
 
@@ -254,9 +274,13 @@ typedef struct {
     gx_cond_t wake;             /* workers: a job opened */
     gx_cond_t idle;             /* owner: last worker left */
     gx_cond_t slot;             /* callers: a slot freed */
+    gx_cond_t gone;             /* gx_pool_shutdown: the last worker ended */
     gx_phase_t phase;
     long gen;                   /* job number, so a worker joins a job once */
-    int nworkers;               /* worker threads alive */
+    int nworkers;               /* worker threads started (alive, or ended when stop is set) */
+    int exited;                 /* workers ended (gx_pool_shutdown) */
+    int stop;                   /* workers out of a job end (gx_pool_shutdown) */
+    int shut;                   /* gx_pool_shutdown ran: every call on its caller */
     int sleeping;               /* workers asleep on wake */
     int owner_sleeping;         /* the owner is asleep on idle */
     int callers;                /* callers computing large calls: the owner and those alone */
@@ -274,7 +298,7 @@ typedef struct {
     gx_slot_t slots[GX_POOL_MAX];
 } gx_pool_t;
 #define GX_POOL_FRESH {.lk = GX_MUTEX_INIT, .wake = GX_COND_INIT, .idle = GX_COND_INIT, \
-                       .slot = GX_COND_INIT, .backoff = GX_BACKOFF_MIN_CALLS}
+                       .slot = GX_COND_INIT, .gone = GX_COND_INIT, .backoff = GX_BACKOFF_MIN_CALLS}
 static gx_pool_t gx_pool = GX_POOL_FRESH;
 
 /* Threads computing large calls: callers and the workers in the job (under lk). */
@@ -419,16 +443,22 @@ static int gx_pull_stragglers(int cpu)
             continue;
         if (sched_setaffinity((pid_t)w->tid, sizeof here, &here) == 0) {
             w->pulled = 1;
+            w->pull_cpu = cpu;
             k++;
         }
     }
     return k;
 }
 
-/* The worker's mask back to what it was before the owner pulled it. */
+/* The worker's mask back to what it was before the owner pulled it, if it
+ * is still what the pull set (core pull_cpu alone): a mask set since, by
+ * `taskset -a -p` or os.sched_setaffinity while the worker finished its
+ * chunk, is its user's and stays. */
 static void gx_restore_mask(gx_slot_t *me)
 {
-    sched_setaffinity(0, sizeof me->home, &me->home);
+    cpu_set_t now;
+    if (sched_getaffinity(0, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 && gx_has_cpu(&now, me->pull_cpu))
+        sched_setaffinity(0, sizeof me->home, &me->home);
 }
 #else
 static int gx_leave_core(int cpu) { (void)cpu; return 0; }
@@ -464,25 +494,28 @@ static int gx_joinable(long seen)
 }
 
 /* Wait (under the lock, which it drops to spin) until the worker may join a
- * job: it spins up to GX_SPIN_NS for the next job number, yielding, then
- * sleeps.  The spin exists because waking a sleeping thread is slow where
- * it matters most (measured ~0.2-0.3 ms on this project's 2-vCPU VM, as
- * long as a whole 2^20-element call): a worker stays awake for
+ * job (returns 1) or is to end (gx_pool_shutdown; returns 0): it spins up
+ * to GX_SPIN_NS for the next job number, yielding, then sleeps.  The spin
+ * exists because waking a sleeping thread is slow where it matters most
+ * (measured ~0.2-0.3 ms on this project's 2-vCPU VM, as long as a whole
+ * 2^20-element call): a worker stays awake for
  * back-to-back calls, then gives the core away; yielding, it lets any
  * other runnable thread on its core run first. */
-static void gx_await_job(long seen)
+static int gx_await_job(long seen)
 {
     long g;
-    if (gx_joinable(seen)) return;
+    if (gx_pool.stop) return 0;
+    if (gx_joinable(seen)) return 1;
     g = gx_pool.gen;
     gx_mutex_unlock(&gx_pool.lk);
     gx_spin(&gx_pool.gen, g, 1, GX_SPIN_NS, 1);
     gx_mutex_lock(&gx_pool.lk);
-    while (!gx_joinable(seen)) {
+    while (!gx_pool.stop && !gx_joinable(seen)) {
         gx_pool.sleeping++;
         gx_cond_wait(&gx_pool.wake, &gx_pool.lk);
         gx_pool.sleeping--;
     }
+    return !gx_pool.stop;
 }
 
 /* Join the pool's job (under the lock); returns a copy of it. */
@@ -512,7 +545,7 @@ static unsigned gx_leave(gx_slot_t *me, long long cpu)
 
 /* A worker thread: one critical section to join a job and one to leave it;
  * computing, moving off the owner's core and restoring its mask happen
- * outside them. */
+ * outside them.  It ends only between jobs, when gx_pool_shutdown asks. */
 static void gx_worker(size_t slot)
 {
     gx_slot_t *me = &gx_pool.slots[slot];
@@ -523,7 +556,14 @@ static void gx_worker(size_t slot)
         long long c0, cpu;
 
         gx_mutex_lock(&gx_pool.lk);
-        gx_await_job(seen);
+        if (!gx_await_job(seen)) {
+            /* the last to end wakes gx_pool_shutdown; after this the thread
+             * touches nothing of the pool but the lock it releases */
+            int last = ++gx_pool.exited == gx_pool.nworkers;
+            gx_mutex_unlock(&gx_pool.lk);
+            if (last) gx_cond_signal(&gx_pool.gone);
+            return;
+        }
         seen = gx_pool.gen;
         job = gx_join(me, tid);
         gx_mutex_unlock(&gx_pool.lk);
@@ -614,6 +654,28 @@ int gx_pool_workers(void)
     return n;
 }
 
+/* The workers are detached threads, waited for through `exited` rather than
+ * joined: a joinable thread's id outlives fork() in ThreadSanitizer's books
+ * (bench/pool_race.sh: a child's new worker reuses it, "dup thread"), and a
+ * child cannot join its parent's threads anyway. */
+void gx_pool_shutdown(void)
+{
+    gx_mutex_lock(&gx_pool.lk);
+    if (gx_pool.shut) {                 /* already (or being) shut down */
+        gx_mutex_unlock(&gx_pool.lk);
+        return;
+    }
+    gx_pool.shut = 1;                   /* no job opens from now on (gx_may_own) */
+    gx_pool.stop = 1;
+    gx_unlock_then_wake(GX_WAKE_WORKERS);
+    gx_mutex_lock(&gx_pool.lk);
+    /* a worker in a job that was open already finishes its chunks and
+     * leaves it as always, then finds stop and ends */
+    while (gx_pool.exited < gx_pool.nworkers) gx_cond_wait(&gx_pool.gone, &gx_pool.lk);
+    gx_pool.nworkers = gx_pool.exited = 0;
+    gx_mutex_unlock(&gx_pool.lk);
+}
+
 /* Wait for a compute slot and take it (under the lock): sleep while the
  * threads computing large calls are `nthreads` or more. */
 static void gx_take_slot(int nthreads)
@@ -628,11 +690,11 @@ static void gx_take_slot(int nthreads)
     gx_note_running();
 }
 
-/* 1 if the caller is to open a job (under the lock): the pool is IDLE and
- * not backing off after a stall (GX_STALL_NS). */
+/* 1 if the caller is to open a job (under the lock): the pool is IDLE, not
+ * shut down and not backing off after a stall (GX_STALL_NS). */
 static int gx_may_own(void)
 {
-    if (gx_pool.phase != GX_IDLE) return 0;
+    if (gx_pool.phase != GX_IDLE || gx_pool.shut) return 0;
     if (!gx_pool.stall_t) return 1;
     if (gx_pool.stall_calls < gx_pool.backoff && gx_now_ns() - gx_pool.stall_t < GX_BACKOFF_MAX_NS) {
         gx_pool.stall_calls++;
@@ -763,6 +825,7 @@ void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, i
 int gx_pool_default_threads(void) { return 1; }
 int gx_pool_threaded(void) { return 0; }
 int gx_pool_workers(void) { return 0; }
+void gx_pool_shutdown(void) {}
 void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
 {
     (void)reset;

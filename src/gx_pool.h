@@ -30,9 +30,17 @@ int gx_pool_default_threads(void);
  * serial fallback. */
 int gx_pool_threaded(void);
 
-/* Worker threads alive now (0 before the first threaded call, and in a
- * forked child until its first threaded call). */
+/* Worker threads alive now (0 before the first threaded call, in a
+ * forked child until its first threaded call, and after gx_pool_shutdown). */
 int gx_pool_workers(void);
+
+/* Ends the worker threads and waits until they have (gelu_ext calls it
+ * from an atexit hook, so a process exits with no worker running):
+ * workers between jobs end at once, a worker in a job after its chunks.
+ * Every call after it runs on its caller.  Does nothing where no worker was
+ * started (a fork()ed child before its own first threaded call included)
+ * and when called again. */
+void gx_pool_shutdown(void);
 
 /* Counters since the last reset (a fork()ed child's start at 0),
  * out[GX_POOL_...]: threaded calls that owned the pool (JOBS), times a worker joined one (HELPED), threaded calls
