@@ -306,6 +306,46 @@ def minilm(loaded, budget, batch_size):
     return {k: v.median for k, v in t.items()}
 
 
+def _sentences():
+    """The sentences of the BERT job's pairs (gelu_ext/jobs/data), 120 of them."""
+    from importlib import resources
+    text = resources.files("gelu_ext.jobs.data").joinpath("sentence_pairs.tsv").read_text("utf-8")
+    rows = [line.split("\t") for line in text.splitlines()
+            if line and not line.startswith("#") and not line.startswith("label")]
+    return [s for r in rows for s in r[1:3]]
+
+
+def encode(loaded, budget, thread_counts, batch_size=32, count=None):
+    """sentence-transformers' ``encode`` -- the way most users run this model
+    -- unpatched vs patched, float32 and bfloat16, at each thread count."""
+    if loaded is None:
+        return None
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        print(f"\nencode: skipped (sentence-transformers: {e})")
+        return None
+    sentences = _sentences()[:count]
+    rows, res = [], {}
+    for dtype in (torch.float32, torch.bfloat16):
+        plain, patched = (SentenceTransformer(str(loaded[1]), device="cpu").to(dtype) for _ in range(2))
+        gt.patch_model(patched)
+        for nt in thread_counts:
+            with _Threads(nt):
+                t = _common.measure(
+                    {m: (lambda st=st: st.encode(sentences, batch_size=batch_size,
+                                                 convert_to_numpy=False))
+                     for m, st in (("torch", plain), ("ours", patched))},
+                    min_sample=0.0, min_repeats=5, max_repeats=15, budget=budget)
+            dt = str(dtype).split(".")[1]
+            res[f"{dt} {nt}"] = {k: v.median for k, v in t.items()}
+            rows.append(f"{dt:9s} {nt:3d} {t['torch'].median * 1e3:9.2f} {t['ours'].median * 1e3:9.2f}"
+                        f"   {t['torch'].median / t['ours'].median:5.2f}x")
+    table(f"sentence-transformers encode of {len(sentences)} sentences, batch {batch_size} "
+          f"(median ms; unpatched / patched)", rows, "dtype     thr  unpatched   patched   ratio")
+    return res
+
+
 _GELU_EVENTS = ("aten::gelu", "gelu_ext::gelu")
 
 
@@ -434,6 +474,8 @@ def main(argv=None):
            "overhead": overhead(sizes, budget),
            "alternating": alternating(alt_sizes, budget),
            "in_model": in_model(loaded, shapes, dtypes, counts, rounds)}
+    doc["encode"] = (encode(loaded, budget, counts, batch_size=4, count=8) if a.quick
+                     else encode(loaded, budget, counts))
     if a.only_issue47:
         doc["compiled"] = None if a.quick else compiled(loaded, budget)
     else:
