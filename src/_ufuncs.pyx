@@ -90,7 +90,7 @@ cdef extern from "gx_kernels.h" nogil:
     intptr_t gx_loop_code(int op, int dt)
     int gx_loop_op(intptr_t code)
     int gx_loop_dt(intptr_t code)
-    int gx_set_amd_loops(int on)
+    int gx_set_plain_loads(int on)
     int gx_set_bf16cvt(int on)
     gx_intp gx_get_chunk()
     void gx_set_chunk(gx_intp n)
@@ -113,7 +113,7 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
-    bfloat16 run the float32 kernels in C (gx_k_16bit.h, narrow_run)."""
+    bfloat16 run the float32 kernels in C (gx_k_16bit.h, gx_run_16bit)."""
     cdef intptr_t code = <intptr_t>data
     cdef int op = gx_loop_op(code), dt = gx_loop_dt(code)
     cdef int nin = gx_nin(op), k
@@ -540,7 +540,7 @@ def _amd_loops(int on=-1):
     (default) leave them; returns the setting before the call.  Chosen from
     the CPU vendor at import; a change refills the dispatch tables.  For
     tests and measurements: the results never depend on it."""
-    return gx_set_amd_loops(on)
+    return gx_set_plain_loads(on)
 
 
 def _bf16cvt(int on=-1):

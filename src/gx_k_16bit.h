@@ -1,10 +1,12 @@
 /*
- * gx_k_16bit.h -- the float16 and bfloat16 kernels of every op, per ISA
- * (included by gx_isa_kernels.h after the float32 kernels they run).
+ * gx_k_16bit.h -- the float16 and bfloat16 kernels, per ISA (included by
+ * gx_isa_kernels.h after the float32 kernels they run): one kernel per
+ * type, for every op, which runs the 16-bit pipeline (gx_run_16bit) on the
+ * op's row of gx_ops.h.
  *
  * 16-bit arrays run the float32 kernels: each block of GX_HALF_B elements is
- * widened (exact), computed, and rounded back once (narrow_run, one block
- * driver for both types; what differs is the conversion pair, gx_cv16).
+ * widened (exact), computed, and rounded back once (one block driver for
+ * both types; what differs is the conversion pair, gx_half16).
  * float16: one instruction per vector where the ISA has it (GX_VEC16) and the
  * scalar round-to-nearest-even functions of gx_kernels.c elsewhere.
  * bfloat16: plain integer loops (gx_kernels.h) that GCC vectorises for each
@@ -16,15 +18,15 @@
  *
  * Two shortcuts give the same bits faster:
  * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_kdefs.h) run their
- *   table loop on the 16-bit data itself (GX_SPLIT16, one pass): the
- *   derivatives always, forward SiLU with the amd_loops choice;
+ *   table loop on the 16-bit data itself (gx_split16, one pass): the
+ *   derivatives always, forward SiLU with the plain_loads choice;
  * - the other forward ops of a unary base read a 65,536-entry result table
  *   (table16, 128 KiB): with gathers where the ISA has GX_HAVE_GATHER16,
- *   one load per element elsewhere and with the amd_loops choice (AMD Zen
+ *   one load per element elsewhere and with the plain_loads choice (AMD Zen
  *   5's gathers are slow: 2.9 against 4.2 Gelem/s).
- * The CPU-dependent choices (amd_loops, bf16cvt) are made by the dispatch
- * table: each op has one 16-bit kernel per choice (GX_K16_ROWS), and the
- * fill in gx_kernels.c takes the ones the CPU wants from the unit's table.
+ * The CPU-dependent choices (gx_choices, gx_kdefs.h) are the unit's
+ * GX_FN(choices), which gx_fill (gx_kernels.c) sets; the pipeline reads
+ * them per call.
  */
 #ifndef GX_ISA
 #error "src/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
@@ -60,30 +62,24 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
 }
 /* The float32 table ops on 16-bit arrays in one pass (ISAs with GX_VEC16):
  * per block of GX_SPLIT_B elements the 16-bit table loop (gx_loop_f32.h,
- * sig_fwd_h, lut_grad_h/_b, ...) writes every result and flags the elements
- * its table does not cover, which GX_FN(pack_u16) then packs as they are
- * (16-bit), and which are widened (W: h2f or b2f), computed by the general
- * formula FULL (float32 results, as in the float32 split), rounded back (N: f2h or
- * f2b) and put back: per element the bits of the block pipeline
- * (narrow_run), which widens a block, runs the float32 kernel and narrows
- * it.  The widening and rounding run over the packed buffer with the vector
+ * sig_fwd_f16, lut_grad_f16/_bf16, ...) writes every result and flags the
+ * elements its table does not cover, which gx_pack and gx_gather_u16 then
+ * pack as they are (16-bit), and which are widened, computed by the row's
+ * general formula (float32 results, as in the float32 split), rounded back
+ * and put back: per element the bits of the block pipeline (gx_run_16bit),
+ * which widens a block, runs the float32 kernel and narrows it.  The
+ * widening and rounding run over the packed buffer with the vector
  * conversions on whole vectors (through the scalar gx_half_to_float /
  * gx_float_to_half one by one they would cost float16 forward GELU 29% on
- * 2 N(0, 1) data, against 11% for the float32 split).  In place (out == x or g) the block's inputs are
- * copied first, as the float32 split does.  GX_FN(split16) is the driver,
- * GX_SPLIT16 a kernel: name, NIN inputs, its 16-bit table loop LUT16 over
- * table TAB, the float32 formula FULL, the conversions W and N. */
+ * 2 N(0, 1) data, against 11% for the float32 split).  In place (out == x
+ * or g) the block's inputs are copied first, as the float32 split does.
+ * lut: the row's loop for the type; widen, narrow: the type's conversions. */
 #ifdef GX_VEC16
-typedef int (*GX_FN(lut16_loop))(const gx_f32_table *, const uint16_t *, const uint16_t *,
-                                  uint16_t *, int, uint64_t *);
-/* lut: a 16-bit table loop of gx_loop_f32.h or gx_loop_f64.h over table tab; full: the float32
- * general formula (GX_FULL_FN); widen, narrow: the type's conversions. */
-GX_INLINE void GX_FN(split16)(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n,
-                              int nin, GX_FN(lut16_loop) lut, const gx_f32_table *tab,
-                              void (*full)(const float *, const float *, float *, int),
-                              gx_widen_fn widen, gx_narrow_fn narrow)
+GX_INLINE void gx_split16(const uint16_t *xp, const uint16_t *gp, uint16_t *out, gx_intp n, int nin,
+                          gx_lut_u16 lut, const gx_f32_table *tab, gx_full_fn_f32 full,
+                          gx_widen_fn widen, gx_narrow_fn narrow)
 {
-    /* separate local arrays, not a struct: gx_k_split_t.h says why */
+    /* separate local arrays, not a struct: gx_split_f32 says why */
     uint16_t xb[GX_SPLIT_B], gb[GX_SPLIT_B];        /* in place: the inputs */
     uint16_t pb[GX_SPLIT_B + GX_PACK_SLACK], pg[GX_SPLIT_B + GX_PACK_SLACK];   /* packed */
     uint16_t rb[GX_SPLIT_B + GX_PACK_SLACK];        /* their results, narrowed */
@@ -106,69 +102,57 @@ GX_INLINE void GX_FN(split16)(const uint16_t *xp, const uint16_t *gp, uint16_t *
         }
         const int nbad = lut(tab, xs, nin == 2 ? gs : NULL, ob, m, bad);
         if (nbad == 0) continue;
-        /* kp: the packed count rounded up to whole vectors (the slots past
-         * the packed elements hold copies or zeros, gx_k_split_t.h), so
+        /* kp: the packed count rounded up to whole vectors (gx_pack), so
          * widen and narrow run vectors only */
         int kp;
-        const int k = GX_FN(pack_u16)(bad, m, 1, nin, xs, gs, pb, pg, idx, &kp);
+        const int k = gx_pack(bad, m, 1, idx, &kp);
+        gx_gather_u16(idx, k, kp, nin, xs, gs, pb, pg);
         widen(pb, pf, kp);
         if (nin == 2) widen(pg, pgf, kp);
         full(pf, pgf, rf, kp);
         narrow(rf, rb, kp);
-        GX_FN(put_u16)(ob, idx, rb, pg, k, 0);
+        gx_put_u16(ob, idx, rb, k);
     }
 }
-#define GX_SPLIT16(name, NIN, LUT16, TAB, FULL, W, N)                       \
-    static void GX_FN(name)(const uint16_t *x, const uint16_t *g, uint16_t *o, gx_intp n) \
-    {                                                                       \
-        GX_FN(split16)(x, g, o, n, NIN, GX_FN(LUT16), &(TAB), FULL, W, N);  \
-    }
-#define GX_SPLIT16_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
-    GX_IF(ONE16)(                                                           \
-        GX_SPLIT16(KERNEL##_h16, NIN, LOOP##_h, GX_F32_TABLE_OF(TAB32, TAB8), \
-                   GX_FN(FULL##_f32_full), GX_FN(h2f), GX_FN(f2h))          \
-        GX_SPLIT16(KERNEL##_b16, NIN, LOOP##_b, GX_F32_TABLE_OF(TAB32, TAB8), \
-                   GX_FN(FULL##_f32_full), GX_FN(b2f), GX_FN(f2b)))
-GX_F32_SPLITS(GX_SPLIT16_ROW)
-#undef GX_SPLIT16_ROW
-/* the same bfloat16 kernels with STORE_BN (the bf16cvt choice) */
-#ifdef GX_HAVE_STORE_BN
-#define GX_SPLIT16_BN_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) \
-    GX_IF(ONE16)(                                                           \
-        GX_SPLIT16(KERNEL##_bn16, NIN, LOOP##_bn, GX_F32_TABLE_OF(TAB32, TAB8), \
-                   GX_FN(FULL##_f32_full), GX_FN(b2f), GX_FN(f2b)))
-GX_F32_SPLITS(GX_SPLIT16_BN_ROW)
-#undef GX_SPLIT16_BN_ROW
-#endif
-#undef GX_SPLIT16
+/* The one-pass kernel of a split row: lut, the row's loop for the type;
+ * one copy of the driver per input count.  Its own function, so its
+ * buffers (209 KiB) are not in the pipeline's frame. */
+static GX_NOINLINE void GX_FN(one_pass16)(const gx_split_row *row, gx_lut_u16 lut, const uint16_t *x,
+                                          const uint16_t *g, uint16_t *o, gx_intp n,
+                                          gx_widen_fn widen, gx_narrow_fn narrow)
+{
+    if (row->nin == 2)
+        gx_split16(x, g, o, n, 2, lut, row->tab, row->full, widen, narrow);
+    else
+        gx_split16(x, NULL, o, n, 1, lut, row->tab, row->full, widen, narrow);
+}
 #endif
 
-/* The one-pass kernel of each op (NULL: none), per conversion: the ONE16
- * rows of GX_F32_SPLITS, by their op's number (gx_ops.h, GX_KID_). */
+/* A 16-bit type: its conversions (widen: exact; narrow: round to nearest
+ * even), which result table it reads (bf: 0 float16, 1 bfloat16) and which
+ * of a split row's one-pass loops it runs. */
+enum { GX_ONE_PASS_F16 = 0, GX_ONE_PASS_BF16 = 1, GX_ONE_PASS_BF16_INSN = 2 };
+typedef struct {
+    gx_widen_fn widen;
+    gx_narrow_fn narrow;
+    int bf;
+    int one_pass;
+} gx_half16;
+static const gx_half16 GX_FN(half_f16) = { GX_FN(h2f), GX_FN(f2h), 0, GX_ONE_PASS_F16 };
+static const gx_half16 GX_FN(half_bf16) = { GX_FN(b2f), GX_FN(f2b), 1, GX_ONE_PASS_BF16 };
+#ifdef GX_HAVE_STORE_BN
+/* bfloat16 results rounded by the CPU's own conversion (the bf16cvt choice) */
+static const gx_half16 GX_FN(half_bf16_insn) = { GX_FN(b2f), GX_FN(f2b), 1, GX_ONE_PASS_BF16_INSN };
+#endif
+
 #ifdef GX_VEC16
-#define GX_ONE16_ROW(KERNEL, ONE16, SFX) \
-    GX_IF(ONE16)([GX_KID_##KERNEL] = GX_FN(KERNEL##SFX),)
-#define GX_ONE16_H(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _h16)
-#define GX_ONE16_B(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _b16)
-#define GX_ONE16_BN(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8) GX_ONE16_ROW(KERNEL, ONE16, _bn16)
-static const gx_k16 GX_FN(one16_h)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_H) };
-static const gx_k16 GX_FN(one16_b)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_B) };
-#ifdef GX_HAVE_STORE_BN
-static const gx_k16 GX_FN(one16_bn)[GX_NOPS] = { GX_F32_SPLITS(GX_ONE16_BN) };
-#endif
-#undef GX_ONE16_H
-#undef GX_ONE16_B
-#undef GX_ONE16_BN
-#undef GX_ONE16_ROW
-#else
-static const gx_k16 GX_FN(one16_h)[GX_NOPS] = { NULL };
-static const gx_k16 GX_FN(one16_b)[GX_NOPS] = { NULL };
-#endif
-
-static const gx_cv16 GX_FN(cv_h) = { GX_FN(h2f), GX_FN(f2h), 0, GX_FN(one16_h) };
-static const gx_cv16 GX_FN(cv_b) = { GX_FN(b2f), GX_FN(f2b), 1, GX_FN(one16_b) };
-#ifdef GX_HAVE_STORE_BN
-static const gx_cv16 GX_FN(cv_bn) = { GX_FN(b2f), GX_FN(f2b), 1, GX_FN(one16_bn) };
+/* The one-pass loop of op base's split row for type h (NULL: none). */
+static gx_lut_u16 GX_FN(one_pass_loop)(int base, const gx_half16 *h)
+{
+    const gx_split_row *row = &GX_FN(split_rows)[base];
+    return h->one_pass == GX_ONE_PASS_F16 ? row->lut_f16
+         : h->one_pass == GX_ONE_PASS_BF16 ? row->lut_bf16 : row->lut_bf16_insn;
+}
 #endif
 
 /* The result of unary op `base` for every one of the 65536 inputs of a 16-bit
@@ -198,7 +182,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
     nt[65536] = 0;
     widen(nt, f, 65536);
     const void *p[1] = {f};
-    GX_FN(f32_kernels)[base](p, f + 65536, 65536);
+    GX_FN(f32_kernels)[base](p, f + 65536, 65536, base);
     narrow(f + 65536, nt, 65536);
     free(f);
     if (!GX_ACAS_PTR(&GX_FN(tab16)[base][bf], NULL, nt)) {
@@ -212,7 +196,7 @@ static const uint16_t *GX_FN(table16)(int base, int bf, gx_widen_fn widen, gx_na
 #endif
 }
 /* o[j] = T[x[j]]: with gathers where the ISA has them (gather = 1: not the
- * amd_loops choice), else one load per element. */
+ * plain_loads choice), else one load per element. */
 static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n,
                                      int gather)
 {
@@ -230,26 +214,42 @@ static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint1
 #endif
     for (; j < n; j++) o[j] = T[x[j]];
 }
-static void GX_FN(narrow_run)(const gx_cv16 *cv, int amd, int kind, int base, int nin,
-                              const void *const *in, void *out, gx_intp n)
+/* Op's columns of gx_ops.h (GX_OPS) the pipeline reads. */
+#define GX_OP_ROW_16(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = { NIN, KIND, BASE },
+static const struct { int nin, kind, base; } GX_FN(op_rows)[GX_NOPS] = { GX_OPS(GX_OP_ROW_16) };
+#undef GX_OP_ROW_16
+
+/* The 16-bit pipeline: op on n elements of type h.  In order: a plain op
+ * with a one-pass kernel (derivatives; forward ones with plain_loads) runs
+ * it; a forward op of a unary base reads the result table (table16), whole
+ * for a plain op, per block for a fused one; the rest widens a block, runs
+ * the float32 kernel of the base op and rounds back, with the fused form's
+ * x + b or up * g rounded to 16 bits first and a gated op's base result
+ * rounded before the product, as the unfused ops would. */
+static GX_NOINLINE void GX_FN(run_16bit)(const gx_half16 *h, int op, const void *const *in, void *out,
+                                         gx_intp n)
 {
-    const gx_widen_fn widen = cv->widen;
-    const gx_narrow_fn narrow = cv->narrow;
+    const int nin = GX_FN(op_rows)[op].nin, kind = GX_FN(op_rows)[op].kind;
+    const int base = GX_FN(op_rows)[op].base;
+    const int plain_loads = GX_FN(choices).plain_loads;
+    const gx_widen_fn widen = h->widen;
+    const gx_narrow_fn narrow = h->narrow;
     float b[3][GX_HALF_B], ob[GX_HALF_B];
     uint16_t hb[GX_HALF_B];
     const gx_kernel k32 = GX_FN(f32_kernels)[base];
-    /* plain ops in one pass (GX_F32_SPLITS' ONE16; forward ones only with
-     * the amd_loops choice) */
-    const gx_k16 k16 = kind == GX_PLAIN && (nin == 2 || amd) ? cv->one16[base] : NULL;
-    if (k16) {
-        k16((const uint16_t *)in[0], nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n);
+#ifdef GX_VEC16
+    const gx_lut_u16 lut = kind == GX_PLAIN && (nin == 2 || plain_loads) ? GX_FN(one_pass_loop)(base, h) : NULL;
+    if (lut) {
+        GX_FN(one_pass16)(&GX_FN(split_rows)[base], lut, (const uint16_t *)in[0],
+                          nin == 2 ? (const uint16_t *)in[1] : NULL, (uint16_t *)out, n, widen, narrow);
         return;
     }
+#endif
     /* forward ops of a unary base: through the result table */
-    const uint16_t *T = (kind != GX_DGATE && gx_nin(base) == 1)
-                        ? GX_FN(table16)(base, cv->bf, widen, narrow) : NULL;
+    const uint16_t *T = (kind != GX_DGATE && GX_FN(op_rows)[base].nin == 1)
+                        ? GX_FN(table16)(base, h->bf, widen, narrow) : NULL;
     if (T && kind == GX_PLAIN) {
-        GX_FN(lut16)(T, (const uint16_t *)in[0], (uint16_t *)out, n, !amd);
+        GX_FN(lut16)(T, (const uint16_t *)in[0], (uint16_t *)out, n, !plain_loads);
         return;
     }
     for (gx_intp i0 = 0; i0 < n; i0 += GX_HALF_B) {
@@ -269,12 +269,12 @@ static void GX_FN(narrow_run)(const gx_cv16 *cv, int amd, int kind, int base, in
             narrow(r, hb, m);
             widen(hb, r, m);
         }
-        if (T) {                    /* BASE through the table (kind BIAS or GATE) */
+        if (T) {                    /* the base op through the table (kind BIAS or GATE) */
             if (kind == GX_BIAS) {      /* hb: x + b rounded to 16 bits, above */
-                GX_FN(lut16)(T, hb, (uint16_t *)out + i0, m, !amd);
+                GX_FN(lut16)(T, hb, (uint16_t *)out + i0, m, !plain_loads);
                 continue;
             }
-            GX_FN(lut16)(T, (const uint16_t *)in[0] + i0, hb, m, !amd);
+            GX_FN(lut16)(T, (const uint16_t *)in[0] + i0, hb, m, !plain_loads);
             widen(hb, ob, m);
             _Pragma("omp simd")
             for (int j = 0; j < m; j++) ob[j] = ob[j] * b[1][j];
@@ -282,8 +282,8 @@ static void GX_FN(narrow_run)(const gx_cv16 *cv, int amd, int kind, int base, in
             continue;
         }
         const void *p[2] = {b[0], b[1]};
-        k32(p, ob, m);
-        if (kind == GX_GATE) {      /* BASE(gate) rounded to 16 bits, times up */
+        k32(p, ob, m, base);
+        if (kind == GX_GATE) {      /* the base op's result rounded to 16 bits, times up */
             narrow(ob, hb, m);
             widen(hb, ob, m);
             _Pragma("omp simd")
@@ -292,27 +292,21 @@ static void GX_FN(narrow_run)(const gx_cv16 *cv, int amd, int kind, int base, in
         narrow(ob, (uint16_t *)out + i0, m);
     }
 }
-/* Each op's 16-bit kernels, one per loop choice: KERNEL_f16, KERNEL_bf16,
- * KERNEL_bf16n (bfloat16 through STORE_BN) and their _amd forms. */
-#define GX_K16_ONE(KERNEL, SFX, CV, AMD, KIND, BASE, NIN)                   \
-    static void GX_FN(KERNEL##SFX)(const void *const *in, void *out, gx_intp n) \
-    {                                                                       \
-        GX_FN(narrow_run)(&GX_FN(CV), AMD, KIND, BASE, NIN, in, out, n);    \
-    }
+
+/* The float16 and bfloat16 kernels of every op on this path.  bfloat16
+ * results are rounded by the CPU's own conversion with the bf16cvt choice,
+ * where the ISA has one (GX_HAVE_STORE_BN). */
+static void GX_FN(f16_kernel)(const void *const *in, void *out, gx_intp n, int op)
+{
+    GX_FN(run_16bit)(&GX_FN(half_f16), op, in, out, n);
+}
+static void GX_FN(bf16_kernel)(const void *const *in, void *out, gx_intp n, int op)
+{
 #ifdef GX_HAVE_STORE_BN
-#define GX_K16_BN(KERNEL, KIND, BASE, NIN)                                  \
-    GX_K16_ONE(KERNEL, _bf16n, cv_bn, 0, KIND, BASE, NIN)                  \
-    GX_K16_ONE(KERNEL, _bf16n_amd, cv_bn, 1, KIND, BASE, NIN)
-#else
-#define GX_K16_BN(KERNEL, KIND, BASE, NIN)
+    if (GX_FN(choices).bf16cvt) {
+        GX_FN(run_16bit)(&GX_FN(half_bf16_insn), op, in, out, n);
+        return;
+    }
 #endif
-#define GX_K16_ROWS(ID, NAME, KERNEL, NIN, KIND, BASE, DOC)                 \
-    GX_K16_ONE(KERNEL, _f16, cv_h, 0, KIND, BASE, NIN)                      \
-    GX_K16_ONE(KERNEL, _f16_amd, cv_h, 1, KIND, BASE, NIN)                  \
-    GX_K16_ONE(KERNEL, _bf16, cv_b, 0, KIND, BASE, NIN)                     \
-    GX_K16_ONE(KERNEL, _bf16_amd, cv_b, 1, KIND, BASE, NIN)                 \
-    GX_K16_BN(KERNEL, KIND, BASE, NIN)
-GX_OPS(GX_K16_ROWS)
-#undef GX_K16_ROWS
-#undef GX_K16_BN
-#undef GX_K16_ONE
+    GX_FN(run_16bit)(&GX_FN(half_bf16), op, in, out, n);
+}

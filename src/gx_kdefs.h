@@ -61,19 +61,18 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * kernels (gx_k_16bit.h): GX_SPLIT_B float32 or 16-bit elements, half as
  * many float64 (the same bytes per buffer).  A multiple of 2048; large
  * enough that the packed calls run whole vectors and that the split's
- * fixed cost per block (the packing loop's exit, FULL's call and set-up)
+ * fixed cost per block (the packing loop's exit, full's call and set-up)
  * is paid rarely, small enough for L1/L2: on AMD Zen 5, 2 N(0, 1) data,
  * AVX-512, the split adds 16 ns per 1024 elements at 8192 (21 at 4096, 66
  * at 1024) to the table loop's 175.  The buffers live on the stack (GCC 12
  * -fstack-usage, AVX-512): 194 KiB for a two-input float32 split, 130 KiB
  * for a one-input one, 113 KiB for a float64 split, 209 KiB for a 16-bit
  * one-pass kernel; the deepest chain, a 16-bit fused-bias gradient
- * (narrow_run 36 KiB, the bias block 16 KiB, the float32 split), ~247 KiB.
+ * (gx_run_16bit 36 KiB, the bias block 16 KiB, the float32 split), ~247 KiB.
  * The pool's workers get >= 1 MiB (gx_pool.c). */
 #ifndef GX_SPLIT_B
 #define GX_SPLIT_B 8192
 #endif
-#define GX_BLK(T) ((int)(sizeof(T) == 8 ? GX_SPLIT_B / 2 : GX_SPLIT_B))
 
 /* The float32 split kernels (gx_k_instances.h, gx_k_16bit.h): float32
  * lanes from the tables where they cover x (gx_lut_ok: |x| <= 4.5, 8 or 4.7,
@@ -84,10 +83,11 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
  *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
  *   LOOP    its table loop (gx_loop_f32.h)
- *   FULL    whose general formula (GX_FULL_FN) takes the rest
+ *   FULL    whose general formula (FULL_f32_full, gx_k_instances.h) takes
+ *           the rest
  *   GATE    1: a gated form, FULL(gate) * up (the loop multiplies itself)
  *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
- *           (gx_k_16bit.h; a forward op only with the amd_loops choice,
+ *           (gx_k_16bit.h; a forward op only with the plain_loads choice,
  *           where it beats reading the result table: SiLU's cheap formula),
  *           0: they widen blocks or read the result table
  *   TAB32   its 32-piece table (gx_lut.h): the baseline and AVX-512 paths'
@@ -96,7 +96,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  *           the scalar twins of TAB8 for the tests)
  * What LOOP computes follows from NIN and GATE: the forward formula (NIN 1),
  * the derivative times g (NIN 2), the forward formula times up (GATE).
- * lut_fwd and lut_gate test only x < -x (vf_bad1, gx_loop_f32.h): their tables must be
+ * lut_fwd and lut_gate test only x < -x (vf_bad_below, gx_loop_f32.h): their tables must be
  * forward GELU tables (xp = inf, GELU_FWD in src/tables/fit_lut.py); the
  * scalar twins test the whole range, so a mismatch shows as paths that
  * disagree. */
@@ -119,33 +119,31 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 enum { GX_OPS(GX_KID_ROW_) };
 #undef GX_KID_ROW_
 
-/* The CPU-dependent loop choices a row's fill reads (gx_kernels.c sets them
- * from the CPU; the private setters change them and refill every table);
- * the same bits either way.
- * amd_loops: ReLU on large arrays in the plain loop, not in prefetching
- *   blocks; 16-bit forward result tables read one load per element, not
- *   gathered; forward SiLU on 16-bit data in one pass (gx_k_16bit.h).
- * bf16cvt: the bfloat16 one-pass kernels round with STORE_BN where the ISA
- *   has it (gx_loop_f32.h). */
+/* The CPU-dependent loop choices (gx_kernels.c sets them from the CPU; the
+ * private setters change them and refill every table); the same bits
+ * either way.  Each ISA unit has its own copy, GX_FN(choices), which its
+ * kernels read and gx_fill writes.
+ * plain_loads: the CPU is served best by plain loads -- its gathers are
+ *   slow and its hardware prefetcher keeps up with a stream without
+ *   software prefetch: ReLU on large arrays in the plain loop, not in
+ *   prefetching blocks; 16-bit forward result tables read one load per
+ *   element, not gathered; forward SiLU on 16-bit data in one pass, not
+ *   through its result table (gx_k_16bit.h).
+ * bf16cvt: bfloat16 results rounded by the CPU's own conversion where the
+ *   ISA has one (GX_HAVE_STORE_BN, gx_loop_f32.h). */
 typedef struct {
-    int amd_loops;
+    int plain_loads;
     int bf16cvt;
 } gx_choices;
 
-/* One op's kernels on one ISA row, from which the row's fill picks by the
- * choices above (gx_fill, gx_kernels.c); bf16n, bf16n_amd: NULL on a row whose
- * ISA has no STORE_BN. */
-typedef struct {
-    gx_kernel f32, f64, f16, f16_amd, bf16, bf16_amd, bf16n, bf16n_amd;
-} gx_op_kernels;
-
 /* What an ISA unit (src/isa/<name>.c, one per row of GX_ISAS) exports, its
- * one visible name, gx_k_unit_<name>: each op's kernels (above); ReLU's
- * plain loops, the amd_loops choice ([relu, relu_grad][float32, float64]);
+ * one visible name, gx_k_unit_<name>: the kernel of each op per dtype (the
+ * float16 and bfloat16 ones are the unit's 16-bit pipeline, the same for
+ * every op); its loop choices, which gx_fill sets before the kernels run;
  * the pieces of its float32 tables (8: gx_lut8.h, 32: gx_lut.h). */
 typedef struct {
-    gx_op_kernels ops[GX_NOPS];
-    gx_kernel relu_plain[2][2];
+    gx_kernel ops[GX_NOPS][GX_NDT];
+    gx_choices *choices;
     int f32_pieces;
 } gx_isa_unit;
 #define GX_ISA_UNIT_DECL(ID, NAME, LEVEL, CPU, TARGET, VREG) \
@@ -154,20 +152,12 @@ GX_ISAS(GX_ISA_UNIT_DECL)
 
 /* o[j] = T[x[j]], one load per element: compiled in gx_kernels.c with the
  * build's own flags, where no gather exists to vectorise it into (the
- * amd_loops choice of the 16-bit result tables, gx_k_16bit.h). */
+ * plain_loads choice of the 16-bit result tables, gx_k_16bit.h). */
 void gx_lut16_plain(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n);
 
-/* The 16-bit path's types (gx_k_16bit.h): a one-pass kernel (x, g or NULL,
- * out, n); a 16-bit type's conversions (widen: exact; narrow: round to
- * nearest even), whether it is bfloat16, and its one-pass kernel per op. */
-typedef void (*gx_k16)(const uint16_t *, const uint16_t *, uint16_t *, gx_intp);
+/* A 16-bit type's conversions (gx_k_16bit.h): widen, exact; narrow, round
+ * to nearest even. */
 typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
 typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
-typedef struct {
-    gx_widen_fn widen;
-    gx_narrow_fn narrow;
-    int bf;
-    const gx_k16 *one16;
-} gx_cv16;
 
 #endif

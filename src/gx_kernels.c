@@ -10,10 +10,10 @@
  *   src/simd/<row>.h    the row's primitives (the contract: gx_loop_f32.h)
  *   gx_loop_f32.h       the float32-lane table loops (float32 and 16-bit data)
  *   gx_loop_f64.h       the float64-lane table loop
- *   gx_k_forms.h        elementwise, fused-bias, gated and streaming loops
- *   gx_k_split.h        the split driver (table where it covers, else FULL)
- *   gx_k_instances.h    which float32 and float64 kernel each op runs
- *   gx_k_16bit.h        the float16 and bfloat16 kernels of every op
+ *   gx_k_forms.h        elementwise, fused-bias, gated and streaming drivers
+ *   gx_k_split.h        the split drivers (table where it covers, else the formula)
+ *   gx_k_instances.h    each op's float32 and float64 kernel
+ *   gx_k_16bit.h        the float16 and bfloat16 kernels (the 16-bit pipeline)
  *
  * Design:
  * - Run-time dispatch, not -march=native: the same wheel runs on any CPU of
@@ -170,7 +170,7 @@ int gx_best_isa(void)
 
 /* The loop choices (gx_choices, gx_kdefs.h) and every row's dispatch table
  * filled for them; gx_init_tables sets them from the CPU.  Measured, 1
- * thread, 2^20 elements.  amd_loops (CPUID vendor AMD): AMD EPYC Zen 5,
+ * thread, 2^20 elements.  plain_loads (CPUID vendor AMD): AMD EPYC Zen 5,
  * ReLU float32/float64 against np.copyto 0.94-1.00 in the plain loop,
  * 0.71-0.86 in prefetching blocks; float16 exact GELU 0.73x our float32 rate
  * from the gathered result table, one pass 1.07x the table read one load per
@@ -178,25 +178,13 @@ int gx_best_isa(void)
  * 0.76; float16 exact GELU 2.35x from the gathered table.  bf16cvt (AVX-512
  * with AVX512-BF16), AMD Zen 5: bfloat16 exact GELU's gradient 1.18x. */
 static gx_choices gx_cpu_choices;
-/* Dispatch table t from unit u's kernels under the loop choices c. */
+/* Dispatch table t from unit u's kernels, and the unit's loop choices set
+ * to c (data: no code of the unit runs here). */
 static void gx_fill(gx_kernel t[GX_NOPS][GX_NDT], const gx_isa_unit *u, const gx_choices *c)
 {
-    for (int op = 0; op < GX_NOPS; op++) {
-        const gx_op_kernels *k = &u->ops[op];
-        t[op][GX_F32] = k->f32;
-        t[op][GX_F64] = k->f64;
-        t[op][GX_F16] = c->amd_loops ? k->f16_amd : k->f16;
-        if (c->bf16cvt && k->bf16n)
-            t[op][GX_BF16] = c->amd_loops ? k->bf16n_amd : k->bf16n;
-        else
-            t[op][GX_BF16] = c->amd_loops ? k->bf16_amd : k->bf16;
-    }
-    if (c->amd_loops) {         /* ReLU: the plain loop */
-        for (int d = 0; d < 2; d++) {
-            t[GX_OP_RELU][d == 0 ? GX_F32 : GX_F64] = u->relu_plain[0][d];
-            t[GX_OP_RELU_GRAD][d == 0 ? GX_F32 : GX_F64] = u->relu_plain[1][d];
-        }
-    }
+    *u->choices = *c;
+    for (int op = 0; op < GX_NOPS; op++)
+        for (int dt = 0; dt < GX_NDT; dt++) t[op][dt] = u->ops[op][dt];
 }
 static void gx_fill_all(void)
 {
@@ -207,7 +195,7 @@ static void gx_init_tables(void)
 {
     if (gx_active) return;
 #if GX_ARCH_X86_64
-    gx_cpu_choices.amd_loops = gx_cpu_amd();
+    gx_cpu_choices.plain_loads = gx_cpu_amd();
     gx_cpu_choices.bf16cvt = gx_cpu_avx512bf16();
 #endif
     gx_fill_all();
@@ -242,12 +230,12 @@ int gx_set_thread_num_threads(int n)
 }
 gx_intp gx_get_parallel_threshold(void) { return gx_threshold; }
 void gx_set_parallel_threshold(gx_intp n) { gx_threshold = n > 1 ? n : 1; }
-int gx_set_amd_loops(int on)
+int gx_set_plain_loads(int on)
 {
     gx_init_tables();
-    int was = gx_cpu_choices.amd_loops;
+    int was = gx_cpu_choices.plain_loads;
     if (on >= 0) {
-        gx_cpu_choices.amd_loops = on != 0;
+        gx_cpu_choices.plain_loads = on != 0;
         gx_fill_all();
     }
     return was;
@@ -299,6 +287,7 @@ static int gx_threads_for(int op, gx_intp n)
  * rows (gx_run_rows, where the last input is the bias row). */
 typedef struct {
     gx_kernel k;
+    int op;
     int nin;
     size_t isz;
     const void *in[3];
@@ -311,7 +300,7 @@ static void gx_run_flat(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
     const gx_job *j = (const gx_job *)ctx;
     const void *p[3] = {0, 0, 0};
     for (int i = 0; i < j->nin; i++) p[i] = (const char *)j->in[i] + lo * j->isz;
-    j->k(p, (char *)j->out + lo * j->isz, hi - lo);
+    j->k(p, (char *)j->out + lo * j->isz, hi - lo, j->op);
 }
 
 static void gx_run_rows(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
@@ -322,13 +311,14 @@ static void gx_run_rows(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
         const void *p[3] = {0, 0, 0};
         for (int i = 0; i < j->nin - 1; i++) p[i] = (const char *)j->in[i] + r * step;
         p[j->nin - 1] = j->in[j->nin - 1];          /* the bias row, reused */
-        j->k(p, (char *)j->out + r * step, j->cols);
+        j->k(p, (char *)j->out + r * step, j->cols, j->op);
     }
 }
 
 static void gx_job_init(gx_job *j, int op, int dt, const void *const *in, void *out, gx_intp cols)
 {
     j->k = gx_active[op][dt];
+    j->op = op;
     j->nin = gx_nin_table[op];
     j->isz = gx_itemsize(dt);
     for (int i = 0; i < 3; i++) j->in[i] = i < j->nin ? in[i] : NULL;
@@ -341,7 +331,7 @@ void gx_apply(int op, int dt, const void *const *in, void *out, gx_intp n)
     gx_init_tables();
     int nt = gx_threads_for(op, n);
     if (nt <= 1) {
-        gx_active[op][dt](in, out, n);
+        gx_active[op][dt](in, out, n, op);
     } else {
         gx_job j;
         gx_job_init(&j, op, dt, in, out, 0);

@@ -35,8 +35,10 @@ static inline int gx_loop_op(intptr_t code) { return (int)(code >> 2); }
 static inline int gx_loop_dt(intptr_t code) { return (int)(code & 3); }
 
 /* A contiguous kernel: in[k] points at n elements of input k, out at n outputs.
- * out may be the very same buffer as an input (in place), never a partial overlap. */
-typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n);
+ * out may be the very same buffer as an input (in place), never a partial overlap.
+ * op: the op it runs (gx_ops.h), which the 16-bit kernels, one per type for
+ * every op, read; a float32 or float64 kernel is one op's and ignores it. */
+typedef void (*gx_kernel)(const void *const *in, void *out, gx_intp n, int op);
 
 int gx_best_isa(void);          /* the last row of GX_ISAS this CPU runs */
 int gx_get_isa(void);
@@ -53,7 +55,7 @@ void gx_set_parallel_threshold(gx_intp n);
 gx_intp gx_get_op_parallel_threshold(int op);   /* op's: ReLU's is a multiple of the above */
 /* The loop choices (gx_choices in gx_kdefs.h): 1 on, 0 off, -1 ask; each
  * returns the old setting, and a change refills the dispatch tables. */
-int gx_set_amd_loops(int on);   /* the AMD loop choices */
+int gx_set_plain_loads(int on); /* plain loads over gathers and software prefetch */
 int gx_set_bf16cvt(int on);     /* AVX512-BF16 rounding of bfloat16 results (where the CPU has it) */
 gx_intp gx_get_chunk(void);     /* elements a thread takes at a time */
 void gx_set_chunk(gx_intp n);   /* rounded down to a multiple of 64, at least 64 */

@@ -32,13 +32,14 @@
  *   vf_lo16(v)            the float whose bits are v's low 16 bits shifted
  *                         up (gx_lut_lo16)
  *   masks:
- *   vf_signm(x)           x's sign as a mask that sel1mh and selneg read:
- *   vf_sel1mh(m, h)       x < 0 ? h : 1 - h   (sign set: h; -0 counts as < 0)
+ *   vf_signm(x)           x's sign as a mask that tail_to_cdf and selneg read:
+ *   vf_tail_to_cdf(m, h)  x < 0 ? h : 1 - h: a CDF from its tail h at -|x|
+ *                         (sign set: h; -0 counts as < 0)
  *   vf_selneg(m, M)       x < 0 ? M : -M
  *   vf_maskmul(m, s, a, b)  m ? a b : s
  *   vf_special(g)         g is +-0, +-inf or NaN
  *   vf_bad(x, X)          !(|x| <= X): |x| > X or NaN
- *   vf_bad1(x, NX)        !(x >= NX): x < NX or NaN
+ *   vf_bad_below(x, NX)   !(x >= NX): x < NX or NaN
  *   vf_mbits(m)           a uint64 whose bit k is lane k (bits >= W clear).
  *                         An ISA without a movemask builds it (NEON: the
  *                         lanes narrowed to bytes, read as 64 bits, their
@@ -88,13 +89,13 @@
 #error "src/gx_loop_f32.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
-/* What a loop computes (G): the forward formula, the derivative times g,
+/* What a loop computes (form): the forward formula, the derivative times g,
  * or the forward formula times up (a gated form: the rounded result times
- * up).  S = 1: the sigmoid family's tables (SiLU, quick GELU: k2 = 0 and
- * m_6 = 0).  Where the data lives (ST): float32, float16, bfloat16, and
- * bfloat16 stored by vf_store_bn. */
+ * up).  sigmoid = 1: the sigmoid family's tables (SiLU, quick GELU: k2 = 0 and
+ * m_6 = 0).  Where the data lives (st): float32, float16, bfloat16, and
+ * bfloat16 rounded by the CPU's own conversion (vf_store_bn). */
 enum { GX_LOOP_FWD = 0, GX_LOOP_GRAD = 1, GX_LOOP_GATE = 2 };
-enum { GX_ST_F32 = 0, GX_ST_F16 = 1, GX_ST_BF16 = 2, GX_ST_BFN = 3 };
+enum { GX_ST_F32 = 0, GX_ST_F16 = 1, GX_ST_BF16 = 2, GX_ST_BF16_INSN = 3 };
 
 /* ------------------------------------ the 32-piece tables (gx_lut.h) -- */
 #if defined(GX_VEC) && GX_F32_PIECES == 32
@@ -116,33 +117,33 @@ GX_INLINE void gx_regs32_load(gx_regs32 *R, const gx_lut *T)
     R->m6h = vf_tab_load(T->m6h);
 }
 
-/* One vector of gx_lut_fwd (G fwd; gate: times g) or gx_lut_grad (G grad),
- * in the twins' order of operations.  S: t = fma(a, k, GX_LUT_MAGIC),
+/* One vector of gx_lut_fwd (form fwd; gate: times g) or gx_lut_grad (form
+ * grad), in the twins' order of operations.  sigmoid: t = fma(a, k, GX_LUT_MAGIC),
  * which is fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly, and M starts at m_5
  * (m_6 = 0), as gx_lut_poly does.  *bm: the lanes gx_lut_ok rejects; the
  * forward GELU tables (xp = inf) cover x > 0 whole, so only x < -X or NaN. */
-GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int G, int S, gx_vmf *bm)
+GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
 {
     const gx_vf a = vf_absmin(xv, R->xc);                            /* gx_lut_clamp */
-    const gx_vf t = S ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
+    const gx_vf t = sigmoid ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
                       : vf_fma(a, vf_fma(a, R->k2, R->k), vf_set(GX_LUT_MAGIC));
     const gx_vf_lut_idx p = vf_lut_prep(vf_index(t));
     const gx_vf e5 = vf_lut(R->m5c, p), e6 = vf_lut(R->m6h, p);
     const gx_vf d = vf_sub(a, vf_lo16(e5));
-    gx_vf M = S ? e5 : vf_fma(e6, d, e5);                            /* gx_lut_poly */
+    gx_vf M = sigmoid ? e5 : vf_fma(e6, d, e5);                            /* gx_lut_poly */
     for (int q = 4; q >= 0; q--) M = vf_fma(M, d, vf_lut(R->m[q], p));
     const gx_vmf n = vf_signm(xv);
-    const gx_vf B = vf_sel1mh(n, vf_lo16(e6));
+    const gx_vf B = vf_tail_to_cdf(n, vf_lo16(e6));
     gx_vf res;
-    if (G == GX_LOOP_GRAD) {
+    if (form == GX_LOOP_GRAD) {
         const gx_vf sM = vf_selneg(n, M);
         res = vf_fma(B, gv, vf_mul(sM, gv));
         res = vf_maskmul(vf_special(gv), res, vf_add(B, sM), gv);
     } else {
         res = vf_fms(xv, B, M);
-        if (G == GX_LOOP_GATE) res = vf_mul(res, gv);
+        if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
-    *bm = (G != GX_LOOP_GRAD && !S) ? vf_bad1(xv, R->nx) : vf_bad(xv, R->x);
+    *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
     return res;
 }
 #endif
@@ -166,11 +167,11 @@ GX_INLINE void gx_regs8_load(gx_regs8 *R, const gx_lut8 *T)
 }
 
 /* One vector of gx_lut8_fwd or gx_lut8_grad, in the twins' order of
- * operations; G, S and *bm as for gx_body32. */
-GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int G, int S, gx_vmf *bm)
+ * operations; form, sigmoid and *bm as for gx_body32. */
+GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
 {
     const gx_vf a = vf_absmin(xv, R->xc);
-    const gx_vf t = S ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
+    const gx_vf t = sigmoid ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
                       : vf_fma(a, vf_fma(a, R->k2, R->k), vf_set(GX_LUT_MAGIC));
     const gx_vf_lut8_idx p = vf_lut8_prep(vf_index8(t));
     const gx_vf e8 = vf_lut8(R->m[8], p), e7 = vf_lut8(R->m[7], p);
@@ -179,7 +180,7 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int G, int S, gx
     gx_vf M = vf_fma(e8, d, e7);                                     /* gx_lut8_poly */
     for (int q = 6; q >= 0; q--) M = vf_fma(M, d, vf_lut8(R->m[q], p));
     /* B = h + e (gx_lut8_b) */
-    const gx_vf base = vf_set(G == GX_LOOP_GRAD ? 2.0f : 0.5f);
+    const gx_vf base = vf_set(form == GX_LOOP_GRAD ? 2.0f : 0.5f);
     const gx_vf H5 = vf_add(vf_lo16(e7), base);
     const gx_vf Sv = vf_hi16(su), U = vf_lo16(su);
     const gx_vf T = vf_fma(U, d, Sv);
@@ -187,17 +188,17 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int G, int S, gx
     const gx_vf Bp = vf_fma(d, T, H5);
     const gx_vf e = vf_fma(d, eT, vf_fma(d, T, vf_sub(H5, Bp)));
     const gx_vmf n = vf_signm(xv);
-    const gx_vf B = vf_sel1mh(n, vf_sub(Bp, base));
+    const gx_vf B = vf_tail_to_cdf(n, vf_sub(Bp, base));
     gx_vf res;
-    if (G == GX_LOOP_GRAD) {
+    if (form == GX_LOOP_GRAD) {
         const gx_vf sM = vf_selneg(n, vf_add(M, e));
         res = vf_fma(B, gv, vf_mul(sM, gv));
         res = vf_maskmul(vf_special(gv), res, vf_add(B, sM), gv);
     } else {
         res = vf_fms(xv, B, vf_fma(a, e, M));
-        if (G == GX_LOOP_GATE) res = vf_mul(res, gv);
+        if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
-    *bm = (G != GX_LOOP_GRAD && !S) ? vf_bad1(xv, R->nx) : vf_bad(xv, R->x);
+    *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
     return res;
 }
 #endif
@@ -220,16 +221,16 @@ typedef gx_lut gx_f32_table;
 #if GX_F32_PIECES == 8
 typedef gx_regs8 gx_f32_regs;
 GX_INLINE void gx_f32_regs_load(gx_f32_regs *R, const gx_f32_table *T) { gx_regs8_load(R, T); }
-GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int G, int S, gx_vmf *bm)
+GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
 {
-    return gx_body8(R, xv, gv, G, S, bm);
+    return gx_body8(R, xv, gv, form, sigmoid, bm);
 }
 #else
 typedef gx_regs32 gx_f32_regs;
 GX_INLINE void gx_f32_regs_load(gx_f32_regs *R, const gx_f32_table *T) { gx_regs32_load(R, T); }
-GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int G, int S, gx_vmf *bm)
+GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
 {
-    return gx_body32(R, xv, gv, G, S, bm);
+    return gx_body32(R, xv, gv, form, sigmoid, bm);
 }
 #endif
 
@@ -256,7 +257,7 @@ GX_INLINE void gx_vf_out(void *p, gx_vf v, int st)
     if (st == GX_ST_F32) vf_store((float *)p, v);
     else if (st == GX_ST_F16) vf_store_h((uint16_t *)p, v);
 #ifdef GX_HAVE_STORE_BN
-    else if (st == GX_ST_BFN) vf_store_bn((uint16_t *)p, v);
+    else if (st == GX_ST_BF16_INSN) vf_store_bn((uint16_t *)p, v);
 #endif
     else vf_store_b((uint16_t *)p, v);
 }
@@ -266,14 +267,14 @@ GX_INLINE void gx_vf_out(void *p, gx_vf v, int st)
  * os, the rejected lanes' bits into bad at element j (a multiple of W);
  * returns how many it rejected. */
 GX_INLINE int gx_f32_vector(const gx_f32_regs *R, const void *xs, const void *gs, void *os,
-                            uint64_t *bad, int j, int G, int S, int st)
+                            uint64_t *bad, int j, int form, int sigmoid, int st)
 {
     uint64_t *const bw = bad + j / 64;      /* the rejected lanes' word */
     const int shift = j % 64;
     const gx_vf xv = gx_vf_in(xs, st);
-    const gx_vf gv = G != GX_LOOP_FWD ? gx_vf_in(gs, st) : xv;
+    const gx_vf gv = form != GX_LOOP_FWD ? gx_vf_in(gs, st) : xv;
     gx_vmf bm;
-    const gx_vf r = gx_f32_body(R, xv, gv, G, S, &bm);
+    const gx_vf r = gx_f32_body(R, xv, gv, form, sigmoid, &bm);
     const uint64_t b = vf_mbits(bm);
     *bw |= b << shift;
     gx_vf_out(os, r, st);
@@ -287,42 +288,42 @@ GX_INLINE int gx_f32_vector(const gx_f32_regs *R, const void *xs, const void *gs
  * stack (llvm-mca 19, AVX-512 bfloat16 gradient: 23 stack operands per
  * vector, 31.6 cycles per 16 on znver4 against 23.9). */
 GX_INLINE int gx_f32_tail(const gx_f32_table *T, const void *x, const void *g, void *o, int j, int m,
-                          uint64_t *bad, int G, int S, int st)
+                          uint64_t *bad, int form, int sigmoid, int st)
 {
     const size_t sz = st == GX_ST_F32 ? 4 : 2, off = (size_t)j * sz;
     unsigned char xb[4 * GX_VF_W] = {0}, gb[4 * GX_VF_W] = {0}, ob[4 * GX_VF_W];
     memcpy(xb, (const char *)x + off, (size_t)m * sz);
-    if (G != GX_LOOP_FWD) memcpy(gb, (const char *)g + off, (size_t)m * sz);
+    if (form != GX_LOOP_FWD) memcpy(gb, (const char *)g + off, (size_t)m * sz);
     gx_f32_regs R;
     gx_f32_regs_load(&R, T);
-    const int nb = gx_f32_vector(&R, xb, gb, ob, bad, j, G, S, st);
+    const int nb = gx_f32_vector(&R, xb, gb, ob, bad, j, form, sigmoid, st);
     memcpy((char *)o + off, ob, (size_t)m * sz);
     return nb;
 }
 static GX_NOINLINE int gx_f32_tail_call(const gx_f32_table *T, const void *x, const void *g, void *o,
-                                        int j, int m, uint64_t *bad, int G, int S, int st)
+                                        int j, int m, uint64_t *bad, int form, int sigmoid, int st)
 {
-    return gx_f32_tail(T, x, g, o, j, m, bad, G, S, st);
+    return gx_f32_tail(T, x, g, o, j, m, bad, form, sigmoid, st);
 }
 #ifdef GX_HAVE_STORE_BN
-static GX_NOINLINE GX_BN_TARGET int gx_f32_tail_call_bn(const gx_f32_table *T, const void *x, const void *g,
-                                                        void *o, int j, int m, uint64_t *bad, int G, int S)
+static GX_NOINLINE GX_BN_TARGET int gx_f32_tail_call_bf16_insn(const gx_f32_table *T, const void *x, const void *g,
+                                                        void *o, int j, int m, uint64_t *bad, int form, int sigmoid)
 {
-    return gx_f32_tail(T, x, g, o, j, m, bad, G, S, GX_ST_BFN);
+    return gx_f32_tail(T, x, g, o, j, m, bad, form, sigmoid, GX_ST_BF16_INSN);
 }
 #endif
 
-/* o[j] = the formula of table T at x[j] (and g[j] unless G is forward) for
+/* o[j] = the formula of table T at x[j] (and g[j] unless form is forward) for
  * n <= GX_SPLIT_B elements of storage st; bit j of bad[j / 64] set for the
  * elements the table does not cover, whose o[j] the caller overwrites.
  * Returns how many it flagged.  Every argument but the arrays and n is a
  * constant of the kernel that calls it (below), so each kernel compiles to
  * its own loop over whole vectors; the last partial one is the tail's. */
 GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, void *o, int n,
-                          uint64_t *bad, int G, int S, int st)
+                          uint64_t *bad, int form, int sigmoid, int st)
 {
     const size_t sz = st == GX_ST_F32 ? 4 : 2;       /* bytes per element */
-    const int ng = G != GX_LOOP_FWD;                 /* reads g */
+    const int ng = form != GX_LOOP_FWD;                 /* reads g */
     const char *xc = (const char *)x, *gc = (const char *)g;
     char *oc = (char *)o;
     gx_f32_regs R;
@@ -335,15 +336,15 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, v
             if (ng) GX_PREFETCH(gc + j * sz, GX_PF_BYTES);
             GX_PREFETCH(oc + j * sz, GX_PF_BYTES);
         }
-        nb += gx_f32_vector(&R, xc + j * sz, ng ? gc + j * sz : NULL, oc + j * sz, bad, j, G, S, st);
+        nb += gx_f32_vector(&R, xc + j * sz, ng ? gc + j * sz : NULL, oc + j * sz, bad, j, form, sigmoid, st);
     }
     if (j < n) {
 #ifdef GX_HAVE_STORE_BN
-        if (st == GX_ST_BFN)
-            nb += gx_f32_tail_call_bn(T, x, g, o, j, n - j, bad, G, S);
+        if (st == GX_ST_BF16_INSN)
+            nb += gx_f32_tail_call_bf16_insn(T, x, g, o, j, n - j, bad, form, sigmoid);
         else
 #endif
-            nb += gx_f32_tail_call(T, x, g, o, j, n - j, bad, G, S, st);
+            nb += gx_f32_tail_call(T, x, g, o, j, n - j, bad, form, sigmoid, st);
     }
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;
     return nb;
@@ -352,22 +353,22 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, v
 /* The baseline: per element the scalar twin of the unit's tables and its
  * coverage test (float32 data only: st is GX_ST_F32). */
 GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_, void *o_, int n,
-                          uint64_t *bad, int G, int S, int st)
+                          uint64_t *bad, int form, int sigmoid, int st)
 {
     const float *x = (const float *)x_, *g = (const float *)g_;
     float *o = (float *)o_;
     int nb = 0;
-    (void)S;
+    (void)sigmoid;
     (void)st;
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;
     for (int j = 0; j < n; j++) {
 #if GX_F32_PIECES == 8
-        o[j] = G == GX_LOOP_GRAD ? gx_lut8_grad(T, x[j], g[j])
-             : (G == GX_LOOP_GATE ? gx_lut8_fwd(T, x[j]) * g[j] : gx_lut8_fwd(T, x[j]));
+        o[j] = form == GX_LOOP_GRAD ? gx_lut8_grad(T, x[j], g[j])
+             : (form == GX_LOOP_GATE ? gx_lut8_fwd(T, x[j]) * g[j] : gx_lut8_fwd(T, x[j]));
         const int ok = gx_lut8_ok(T, x[j]);
 #else
-        o[j] = G == GX_LOOP_GRAD ? gx_lut_grad(T, x[j], g[j])
-             : (G == GX_LOOP_GATE ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j]));
+        o[j] = form == GX_LOOP_GRAD ? gx_lut_grad(T, x[j], g[j])
+             : (form == GX_LOOP_GATE ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j]));
         const int ok = gx_lut_ok(T, x[j]);
 #endif
         bad[j / 64] |= (uint64_t)!ok << (j % 64);
@@ -381,7 +382,7 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_,
 /* gx_k_<name>_<isa>, one per table loop (the LOOP column of GX_F32_SPLITS,
  * gx_kdefs.h): T's formula over n float32 elements, the split driver's
  * first pass (gx_k_split_t.h).  lut: the GELU tables (exact, tanh); sig:
- * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: G above. */
+ * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: form above. */
 static GX_NOINLINE int GX_FN(lut_fwd)(const gx_f32_table *T, const float *x, const float *g, float *o,
                                       int n, uint64_t *bad)
 {
@@ -416,56 +417,57 @@ static GX_NOINLINE int GX_FN(sig_gate)(const gx_f32_table *T, const float *x, co
 /* The same loops on 16-bit arrays (x, for a derivative g, and the result
  * float16 or bfloat16): each vector is widened in registers (exact), runs
  * the float32 body, and is rounded back to 16 bits by the very rounding of
- * the block pipeline's narrowing (gx_k_16bit.h, narrow_run), so the same
- * bits as widening a block, running the float32 loop and narrowing it, in
- * one pass over the data.  _h float16, _b bfloat16, _bn bfloat16 through
- * vf_store_bn.  Forward loops do not read g (NULL). */
+ * the block pipeline's narrowing (gx_k_16bit.h, gx_run_16bit), so the
+ * same bits as widening a block, running the float32 loop and narrowing
+ * it, in one pass over the data.  _f16 float16, _bf16 bfloat16, _bf16_insn
+ * bfloat16 rounded by the CPU's own conversion (vf_store_bn).  Forward
+ * loops do not read g (NULL). */
 #ifdef GX_VEC16
-static GX_NOINLINE int GX_FN(lut_grad_h)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(lut_grad_f16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                          uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 0, GX_ST_F16);
 }
-static GX_NOINLINE int GX_FN(lut_grad_b)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(lut_grad_bf16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                          uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 0, GX_ST_BF16);
 }
-static GX_NOINLINE int GX_FN(sig_grad_h)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(sig_grad_f16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                          uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 1, GX_ST_F16);
 }
-static GX_NOINLINE int GX_FN(sig_grad_b)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(sig_grad_bf16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                          uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 1, GX_ST_BF16);
 }
-static GX_NOINLINE int GX_FN(sig_fwd_h)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(sig_fwd_f16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                         uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_FWD, 1, GX_ST_F16);
 }
-static GX_NOINLINE int GX_FN(sig_fwd_b)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+static GX_NOINLINE int GX_FN(sig_fwd_bf16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                         uint16_t *o, int n, uint64_t *bad)
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_FWD, 1, GX_ST_BF16);
 }
 #ifdef GX_HAVE_STORE_BN
-static GX_NOINLINE GX_BN_TARGET int GX_FN(lut_grad_bn)(const gx_f32_table *T, const uint16_t *x,
+static GX_NOINLINE GX_BN_TARGET int GX_FN(lut_grad_bf16_insn)(const gx_f32_table *T, const uint16_t *x,
                                                        const uint16_t *g, uint16_t *o, int n, uint64_t *bad)
 {
-    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 0, GX_ST_BFN);
+    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 0, GX_ST_BF16_INSN);
 }
-static GX_NOINLINE GX_BN_TARGET int GX_FN(sig_grad_bn)(const gx_f32_table *T, const uint16_t *x,
+static GX_NOINLINE GX_BN_TARGET int GX_FN(sig_grad_bf16_insn)(const gx_f32_table *T, const uint16_t *x,
                                                        const uint16_t *g, uint16_t *o, int n, uint64_t *bad)
 {
-    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 1, GX_ST_BFN);
+    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 1, GX_ST_BF16_INSN);
 }
-static GX_NOINLINE GX_BN_TARGET int GX_FN(sig_fwd_bn)(const gx_f32_table *T, const uint16_t *x,
+static GX_NOINLINE GX_BN_TARGET int GX_FN(sig_fwd_bf16_insn)(const gx_f32_table *T, const uint16_t *x,
                                                       const uint16_t *g, uint16_t *o, int n, uint64_t *bad)
 {
-    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_FWD, 1, GX_ST_BFN);
+    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_FWD, 1, GX_ST_BF16_INSN);
 }
 #endif
 #endif

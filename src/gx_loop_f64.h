@@ -8,7 +8,7 @@
  * THE PRIMITIVES (double lanes, GX_VEC): as gx_loop_f32.h's float ones,
  * vd_ for vf_, with these of them: GX_VD_W lanes; the types gx_vd, gx_vmd,
  * gx_vid; vd_load, vd_store, vd_set, vd_sub, vd_fma, vd_fms, vd_absmin,
- * vd_signm, vd_sel1mh, vd_bad, vd_mbits, vd_nbits; and
+ * vd_signm, vd_tail_to_cdf, vd_bad, vd_mbits, vd_nbits; and
  *   vd_index(t)           trunc(t) capped at 15, every lane's piece
  *   the fetch, which an ISA lays out as suits it (register tables on
  *   AVX-512, each lane's row on AVX2, scalar loads on NEON):
@@ -52,7 +52,7 @@ GX_INLINE gx_vd gx_body64(const gx_regs64 *R, gx_vd xv, gx_vmd *bm)
     for (int q = 14; q >= 1; q--) M = vd_fma(M, d, vd_col(&R->rows, p, GX_LUT64_COL_M + q));
     M = vd_fma(M, d, vd_fma(vd_col(&R->rows, p, GX_LUT64_COL_m1l), d, vd_col(&R->rows, p, GX_LUT64_COL_M)));
     *bm = vd_bad(xv, R->x);
-    return vd_fms(xv, vd_sel1mh(vd_signm(xv), vd_col(&R->rows, p, GX_LUT64_COL_h)), M);
+    return vd_fms(xv, vd_tail_to_cdf(vd_signm(xv), vd_col(&R->rows, p, GX_LUT64_COL_h)), M);
 }
 
 /* gx_k_lut64_fwd_<isa>: o[j] = gx_lut64_fwd(T, x[j]) for n <= GX_SPLIT_B / 2

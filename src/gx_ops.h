@@ -6,7 +6,7 @@
  * Python API (gelu_ext/_api.py reads gelu_ext._ufuncs.OPS).
  *
  * One row per operation:
- *   ID      enum constant (GX_OP_...; GX_RELU is gx_math.h's formula macro)
+ *   ID      enum constant (GX_OP_...)
  *   NAME    public ufunc name; derivatives end in "_grad" (the ReLU and
  *           GELU ones are also "..._backward", their names in release
  *           0.1.0: gelu_ext/__init__.py)

@@ -56,7 +56,7 @@ GX_INLINE gx_vf_lut8_idx vf_lut8_prep(gx_vif i) { return i; }
 GX_INLINE gx_vf vf_lut8(gx_vf_tab8 r, gx_vf_lut8_idx i) { return _mm256_permutevar8x32_ps(r, i); }
 GX_INLINE gx_vmf vf_signm(gx_vf x) { return x; }          /* blendv reads the sign bit */
 GX_INLINE gx_vf vf_sel(gx_vmf m, gx_vf a, gx_vf b) { return _mm256_blendv_ps(b, a, m); }
-GX_INLINE gx_vf vf_sel1mh(gx_vmf n, gx_vf h) { return vf_sel(n, h, vf_sub(vf_set(1.0f), h)); }
+GX_INLINE gx_vf vf_tail_to_cdf(gx_vmf n, gx_vf h) { return vf_sel(n, h, vf_sub(vf_set(1.0f), h)); }
 GX_INLINE gx_vf vf_selneg(gx_vmf n, gx_vf M)
 {
     return vf_sel(n, M, _mm256_xor_ps(M, _mm256_set1_ps(-0.0f)));
@@ -68,7 +68,7 @@ GX_INLINE gx_vmf vf_special(gx_vf g)
                         _mm256_cmp_ps(vf_abs(g), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ));
 }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm256_cmp_ps(vf_abs(x), X, _CMP_NLE_UQ); }
-GX_INLINE gx_vmf vf_bad1(gx_vf x, gx_vf NX) { return _mm256_cmp_ps(x, NX, _CMP_NGE_UQ); }
+GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm256_cmp_ps(x, NX, _CMP_NGE_UQ); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)_mm256_movemask_ps(m); }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 
@@ -119,7 +119,7 @@ GX_INLINE gx_vd vd_abs(gx_vd x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), 
 GX_INLINE gx_vd vd_absmin(gx_vd x, gx_vd X) { return _mm256_min_pd(vd_abs(x), X); }
 GX_INLINE gx_vid vd_index(gx_vd t) { return _mm_min_epi32(_mm256_cvttpd_epi32(t), _mm_set1_epi32(15)); }
 GX_INLINE gx_vmd vd_signm(gx_vd x) { return x; }          /* blendv reads the sign bit */
-GX_INLINE gx_vd vd_sel1mh(gx_vmd n, gx_vd h) { return _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n); }
+GX_INLINE gx_vd vd_tail_to_cdf(gx_vmd n, gx_vd h) { return _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), h), h, n); }
 GX_INLINE gx_vmd vd_bad(gx_vd x, gx_vd X) { return _mm256_cmp_pd(vd_abs(x), X, _CMP_NLE_UQ); }
 GX_INLINE uint64_t vd_mbits(gx_vmd m) { return (uint64_t)_mm256_movemask_pd(m); }
 GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return GX_POPCNT64(b); }

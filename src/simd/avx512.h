@@ -60,13 +60,13 @@ GX_INLINE gx_vmf vf_signm(gx_vf x)
     return _mm512_testn_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
 }
 /* selects folded into masked operations (one instruction instead of two) */
-GX_INLINE gx_vf vf_sel1mh(gx_vmf p, gx_vf h) { return _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h); }
+GX_INLINE gx_vf vf_tail_to_cdf(gx_vmf p, gx_vf h) { return _mm512_mask_sub_ps(h, p, _mm512_set1_ps(1.0f), h); }
 GX_INLINE gx_vf vf_selneg(gx_vmf p, gx_vf M) { return _mm512_mask_xor_ps(M, p, M, _mm512_set1_ps(-0.0f)); }
 GX_INLINE gx_vf vf_maskmul(gx_vmf m, gx_vf src, gx_vf a, gx_vf b) { return _mm512_mask_mul_ps(src, m, a, b); }
 /* fpclass: QNaN, +0, -0, +inf, -inf, SNaN */
 GX_INLINE gx_vmf vf_special(gx_vf g) { return _mm512_fpclass_ps_mask(g, 0x9f); }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ); }
-GX_INLINE gx_vmf vf_bad1(gx_vf x, gx_vf NX) { return _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ); }
+GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)m; }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 
@@ -134,7 +134,7 @@ GX_INLINE gx_vmd vd_signm(gx_vd x)
 {
     return _mm512_testn_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(INT64_MIN));
 }
-GX_INLINE gx_vd vd_sel1mh(gx_vmd p, gx_vd h) { return _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h); }
+GX_INLINE gx_vd vd_tail_to_cdf(gx_vmd p, gx_vd h) { return _mm512_mask_sub_pd(h, p, _mm512_set1_pd(1.0), h); }
 GX_INLINE gx_vmd vd_bad(gx_vd x, gx_vd X) { return _mm512_cmp_pd_mask(_mm512_abs_pd(x), X, _CMP_NLE_UQ); }
 GX_INLINE uint64_t vd_mbits(gx_vmd m) { return (uint64_t)m; }
 GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return GX_POPCNT64(b); }

@@ -79,13 +79,13 @@ GX_INLINE float32x4_t gx_neon_hi16(float32x4_t v) { return gx_neon_f(vandq_u32(g
 /* the piece: t's bits capped at the magic's + 7, i = GX_LUT_MAGIC_BITS + n */
 GX_INLINE uint32x4_t gx_neon_index8(float32x4_t t) { return vminq_u32(gx_neon_u(t), vdupq_n_u32(GX_LUT_MAGIC_BITS + 7)); }
 GX_INLINE uint32x4_t gx_neon_signm(float32x4_t x) { return vcltzq_s32(vreinterpretq_s32_f32(x)); }   /* the sign bit, -0 too */
-GX_INLINE float32x4_t gx_neon_sel1mh(uint32x4_t n, float32x4_t h) { return vbslq_f32(n, h, vsubq_f32(vdupq_n_f32(1.0f), h)); }
+GX_INLINE float32x4_t gx_neon_tail_to_cdf(uint32x4_t n, float32x4_t h) { return vbslq_f32(n, h, vsubq_f32(vdupq_n_f32(1.0f), h)); }
 GX_INLINE float32x4_t gx_neon_selneg(uint32x4_t n, float32x4_t M) { return vbslq_f32(n, M, vnegq_f32(M)); }
 /* g == 0, or !(|g| < inf): inf and NaN */
 GX_INLINE uint32x4_t gx_neon_special(float32x4_t g) { return vornq_u32(vceqzq_f32(g), vcaltq_f32(g, vdupq_n_f32(INFINITY))); }
 /* !(|x| <= X) on the bits of |x| (X > 0; NaN's bits exceed X's) */
 GX_INLINE uint32x4_t gx_neon_bad(float32x4_t x, float32x4_t X) { return vcgtq_u32(gx_neon_u(vabsq_f32(x)), gx_neon_u(X)); }
-GX_INLINE uint32x4_t gx_neon_bad1(float32x4_t x, float32x4_t NX) { return vmvnq_u32(vcgeq_f32(x, NX)); }
+GX_INLINE uint32x4_t gx_neon_bad_below(float32x4_t x, float32x4_t NX) { return vmvnq_u32(vcgeq_f32(x, NX)); }
 /* the byte indices of lane i's entry, 4 n + {0, 1, 2, 3}, in one
  * multiply-add: i 0x04040404 + 0x03020100 - GX_LUT_MAGIC_BITS 0x04040404
  * (mod 2^32; n <= 7, so no byte carries) */
@@ -106,11 +106,11 @@ GX_NEON_PAIR1(vf_hi16, gx_vf, gx_vf, gx_neon_hi16)
 GX_NEON_PAIR1(vf_index8, gx_vif, gx_vf, gx_neon_index8)
 GX_NEON_PAIR1(vf_signm, gx_vmf, gx_vf, gx_neon_signm)
 GX_NEON_PAIR3(vf_sel, gx_vf, gx_vmf, gx_vf, gx_vf, vbslq_f32)
-GX_NEON_PAIR2(vf_sel1mh, gx_vf, gx_vmf, gx_vf, gx_neon_sel1mh)
+GX_NEON_PAIR2(vf_tail_to_cdf, gx_vf, gx_vmf, gx_vf, gx_neon_tail_to_cdf)
 GX_NEON_PAIR2(vf_selneg, gx_vf, gx_vmf, gx_vf, gx_neon_selneg)
 GX_NEON_PAIR1(vf_special, gx_vmf, gx_vf, gx_neon_special)
 GX_NEON_PAIR2(vf_bad, gx_vmf, gx_vf, gx_vf, gx_neon_bad)
-GX_NEON_PAIR2(vf_bad1, gx_vmf, gx_vf, gx_vf, gx_neon_bad1)
+GX_NEON_PAIR2(vf_bad_below, gx_vmf, gx_vf, gx_vf, gx_neon_bad_below)
 GX_NEON_PAIR1(vf_lut8_prep, gx_vf_lut8_idx, gx_vif, gx_neon_bidx)
 GX_INLINE gx_vf vf_set(float f)
 {
@@ -217,7 +217,7 @@ GX_INLINE gx_vd vd_absmin(gx_vd x, gx_vd X) { return vbslq_f64(vd_bad(x, X), X, 
  * come first */
 GX_INLINE gx_vid vd_index(gx_vd t) { return vcvtq_u64_f64(vminnmq_f64(t, vdupq_n_f64(15.0))); }
 GX_INLINE gx_vmd vd_signm(gx_vd x) { return vcltzq_s64(vreinterpretq_s64_f64(x)); }
-GX_INLINE gx_vd vd_sel1mh(gx_vmd n, gx_vd h) { return vbslq_f64(n, h, vsubq_f64(vdupq_n_f64(1.0), h)); }
+GX_INLINE gx_vd vd_tail_to_cdf(gx_vmd n, gx_vd h) { return vbslq_f64(n, h, vsubq_f64(vdupq_n_f64(1.0), h)); }
 GX_INLINE uint64_t vd_mbits(gx_vmd m) { return (vgetq_lane_u64(m, 0) & 1u) | (vgetq_lane_u64(m, 1) & 2u); }
 GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return (int)((b & 1u) + (b >> 1)); }
 /* The fetch: each column's 16 doubles where the table holds them; the two
