@@ -42,7 +42,7 @@
  * arithmetic, exact scalings and roundings only -- no libm, whose last bits
  * may differ between targets).  float32 and float64: blocks of 4096 elements,
  * each drawn from one distribution in turn, so that the split driver
- * (src/gx_k_split_t.h) sees both mostly-table and mostly-general blocks:
+ * (src/gx_k_split.h) sees both mostly-table and mostly-general blocks:
  *   2 N(0,1) (Irwin-Hall: the sum of 12 uniforms), uniform +-40, |x| log-
  *   uniform from 2^-116 (e^-80) to 2^7 with either sign, the negative tail
  *   [-45, -3], the table edges +-[4, 9], subnormals and the smallest normals,

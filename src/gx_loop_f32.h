@@ -381,7 +381,7 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_,
 /* ---------------------------------------------------------- the kernels -- */
 /* gx_k_<name>_<isa>, one per table loop (the LOOP column of GX_F32_SPLITS,
  * gx_kdefs.h): T's formula over n float32 elements, the split driver's
- * first pass (gx_k_split_t.h).  lut: the GELU tables (exact, tanh); sig:
+ * first pass (gx_k_split.h).  lut: the GELU tables (exact, tanh); sig:
  * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: form above. */
 static GX_NOINLINE int GX_FN(lut_fwd)(const gx_f32_table *T, const float *x, const float *g, float *o,
                                       int n, uint64_t *bad)

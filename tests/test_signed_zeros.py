@@ -23,7 +23,7 @@ The inputs are every combination of x in XS with the other inputs in OTHERS
 (+-0, +-1 and the smallest subnormal of either sign, whose products
 underflow), once with the table formula covering most of the array and once
 behind a run of x that only the general formula takes (the split driver's
-two ways of patching a block, src/gx_k_split_t.h).
+two ways of patching a block, src/gx_k_split.h).
 """
 import itertools
 import math

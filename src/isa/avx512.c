@@ -3,7 +3,7 @@
  * lanes), compiled with that ISA's flags (setup.py, ISA_FLAGS; MSVC
  * /arch:AVX512) and taken at run time only where the CPU has it
  * (gx_isas.h).  Its kernels are gx_k_<name>_avx512: gx_k_lut_fwd_avx512
- * (exact GELU's table loop, gx_loop_f32.h), gx_k_lut_grad_bn_avx512 (the
+ * (exact GELU's table loop, gx_loop_f32.h), gx_k_lut_grad_bf16_insn_avx512 (the
  * bfloat16 gradient stored by AVX512-BF16), ...; the unit exports them as
  * one table, gx_k_unit_avx512 (gx_kdefs.h), from which gx_kernels.c fills
  * the dispatch tables.  Empty on other architectures.

@@ -165,7 +165,7 @@ GX_INLINE gx_vd vd_col(const gx_vd_rows *R, gx_vd_piece i, int k)
 
 /* ------------------------------------------------------ split helpers -- */
 /* GX_FN(pack_idx): the indices of the wanted elements of a split block
- * (gx_k_split_t.h, GX_FN(pack_...)), from vpcompressd, 16 mask bits at a time;
+ * (gx_k_split.h, gx_pack), from vpcompressd, 16 mask bits at a time;
  * only the 16-element chunks with a wanted element are visited (vptestmw
  * over the block's mask finds them).  idx[k..kp) repeat idx[k - 1], so the
  * gather and put-back loops run whole vectors (a duplicate writes the same
