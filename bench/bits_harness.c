@@ -9,7 +9,7 @@
  *       one scheme give the same bits; the two schemes differ in last bits
  *       of the float32 table ops (gx_lut8.h), so bench/aarch64.sh compares
  *       each path with the first x86 path of its scheme
- *   bits_harness run DIR [--n N] [--isa NAME] [--amd 0|1] [--ops a,b] [--dtypes a,b]
+ *   bits_harness run DIR [--n N] [--isa NAME] [--amd 0|1: the plain_loads choice] [--ops a,b] [--dtypes a,b]
  *                        [--threads T]
  *       every op x dtype (float32, float64, float16, bfloat16) over the
  *       deterministic inputs below; writes DIR/OP.DTYPE.bin (the output bits,
@@ -282,7 +282,7 @@ static void set_paths(const opts *o)
         fprintf(stderr, "bits_harness: this CPU (or build) does not run the %s path\n", gx_isa_name(o->isa));
         exit(2);
     }
-    if (o->amd >= 0) gx_set_amd_loops(o->amd);
+    if (o->amd >= 0) gx_set_plain_loads(o->amd);
     if (o->threads > 0) {
         gx_set_num_threads(o->threads);
         gx_set_chunk(2048);
@@ -323,7 +323,7 @@ static char *path_of(const char *dir, int op, int dt)
 static int cmd_run(const char *dir, const opts *o)
 {
     set_paths(o);
-    printf("# isa %s, amd loops %d, n %ld\n", gx_isa_name(gx_get_isa()), gx_set_amd_loops(-1), (long)o->n);
+    printf("# isa %s, plain loads %d, n %ld\n", gx_isa_name(gx_get_isa()), gx_set_plain_loads(-1), (long)o->n);
     for (int op = 0; op < gx_nops(); op++) {
         if (!in_list(o->ops, gx_op_name(op))) continue;
         for (int dt = 0; dt < GX_NDT; dt++) {

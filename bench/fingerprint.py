@@ -4,11 +4,11 @@ the kernels is behaviour-neutral when the fingerprints do not change.
 For every op of the op table (``gelu_ext._ufuncs.OPS``), every dtype
 (float32, float64, float16, bfloat16 through ml_dtypes), every ISA path this
 CPU runs (``_ufuncs._compiled_isas()`` up to ``_best_isa()``, chosen with
-``_set_isa``) and every setting of the CPU loop switches (``_amd_loops`` and
+``_set_isa``) and every setting of the CPU loop switches (``_plain_loads`` and
 ``_bf16cvt``: both ways each; a switch the CPU cannot turn on is reported at
 the setting it takes), one line::
 
-    <isa> amd=<0|1> bf16cvt=<0|1> <dtype> <domain> <op> <hash> <nan-hash>
+    <isa> plain=<0|1> bf16cvt=<0|1> <dtype> <domain> <op> <hash> <nan-hash>
 
 The inputs (deterministic, no file needed):
 - float32, domain ``all``: x runs over all 2^32 float32 bit patterns, in
@@ -246,17 +246,17 @@ def _paths(wanted):
 def run(quick, wanted_isas, progress):
     ops = _ufuncs.OPS
     lines = []
-    own = (_ufuncs._amd_loops(), _ufuncs._bf16cvt())
+    own = (_ufuncs._plain_loads(), _ufuncs._bf16cvt())
     isa0 = _ufuncs._get_isa()
     try:
         for isa in _paths(wanted_isas):
             _ufuncs._set_isa(isa)
-            for amd, bfc in itertools.product((own[0], 1 - own[0]), (own[1], 1 - own[1])):
-                _ufuncs._amd_loops(amd)
+            for plain, bfc in itertools.product((own[0], 1 - own[0]), (own[1], 1 - own[1])):
+                _ufuncs._plain_loads(plain)
                 _ufuncs._bf16cvt(bfc)
-                got = (_ufuncs._amd_loops(), _ufuncs._bf16cvt())
-                tag = f"{isa} amd={got[0]} bf16cvt={got[1]}"
-                full = isa != "baseline" and (amd, bfc) == own and not quick
+                got = (_ufuncs._plain_loads(), _ufuncs._bf16cvt())
+                tag = f"{isa} plain={got[0]} bf16cvt={got[1]}"
+                full = isa != "baseline" and (plain, bfc) == own and not quick
                 t0 = time.perf_counter()
                 with np.errstate(all="ignore"):
                     for domain in (("all", "sub") if full else ("quick",) if quick else ("sub",)):
@@ -268,7 +268,7 @@ def run(quick, wanted_isas, progress):
                         _run_16(ops, BF16, "bfloat16", lines, tag)
                 progress(f"# {tag}: {time.perf_counter() - t0:.0f} s")
     finally:
-        _ufuncs._amd_loops(own[0])
+        _ufuncs._plain_loads(own[0])
         _ufuncs._bf16cvt(own[1])
         _ufuncs._set_isa(isa0)
     return lines
@@ -278,10 +278,10 @@ def summary(lines):
     """One hash per (dtype, domain, op) across paths and settings?"""
     seen = {}
     for ln in lines:
-        isa, amd, bfc, dt, dom, name, raw, h = ln.split()
+        isa, plain, bfc, dt, dom, name, raw, h = ln.split()
         if h == "-":
             continue
-        seen.setdefault((dt, dom, name), {}).setdefault(h, []).append(f"{isa} {amd} {bfc}")
+        seen.setdefault((dt, dom, name), {}).setdefault(h, []).append(f"{isa} {plain} {bfc}")
     bad = {k: v for k, v in seen.items() if len(v) > 1}
     out = [f"# summary: {len(seen)} (dtype, domain, op) keys, {len(lines)} lines; "
            f"{'every path and setting gives the same bits up to NaN payloads' if not bad else f'{len(bad)} keys differ'}"]
@@ -302,7 +302,7 @@ def header(argv):
     return [f"# python bench/fingerprint.py {' '.join(argv)}",
             f"# commit {commit}; gelu_ext {_ufuncs.__file__}",
             f"# {_cpu_model()} ({platform.machine()}, {os.cpu_count()} CPUs); best isa {_ufuncs._best_isa()}; "
-            f"compiled {', '.join(_ufuncs._compiled_isas())}; own switches amd={_ufuncs._amd_loops()} "
+            f"compiled {', '.join(_ufuncs._compiled_isas())}; own switches plain={_ufuncs._plain_loads()} "
             f"bf16cvt={_ufuncs._bf16cvt()}",
             f"# Python {platform.python_version()}, NumPy {np.__version__}, "
             f"ml_dtypes {getattr(sys.modules.get('ml_dtypes'), '__version__', 'missing')}"]

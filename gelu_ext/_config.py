@@ -77,8 +77,8 @@ def _config():
         "parallel_threshold": _ufuncs._get_parallel_threshold(),
         "relu_parallel_threshold": _ufuncs._op_parallel_threshold("relu"),
         "chunk": _ufuncs._get_chunk(),
-        "cpu_loops": ("AMD: ReLU in a plain loop, 16-bit forward tables read without gathers"
-                      " (SiLU in one pass)" if _ufuncs._amd_loops()
+        "cpu_loops": ("plain loads (AMD): ReLU in a plain loop, 16-bit forward tables read without gathers"
+                      " (SiLU in one pass)" if _ufuncs._plain_loads()
                       else "ReLU in prefetching blocks, 16-bit forward tables read with gathers"),
         "bf16_rounding": ("AVX512-BF16 vcvtneps2bf16 (integer rounding for float32 subnormals)"
                           if _ufuncs._bf16cvt() else "integer round-to-nearest-even"),

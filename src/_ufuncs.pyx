@@ -533,12 +533,13 @@ def _set_chunk(Py_ssize_t n):
     gx_set_chunk(n)
 
 
-def _amd_loops(int on=-1):
-    """The loop choices made for AMD CPUs (ReLU's plain loop instead of
+def _plain_loads(int on=-1):
+    """The loop choices for CPUs whose gathers are slow and whose hardware
+    prefetcher needs no software prefetch (ReLU's plain loop instead of
     prefetching blocks, 16-bit forward result tables read one load per
     element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1
-    (default) leave them; returns the setting before the call.  Chosen from
-    the CPU vendor at import; a change refills the dispatch tables.  For
+    (default) leave them; returns the setting before the call.  On for AMD
+    CPUs (CPUID vendor) at import; a change refills the dispatch tables.  For
     tests and measurements: the results never depend on it."""
     return gx_set_plain_loads(on)
 

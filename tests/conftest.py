@@ -48,13 +48,13 @@ def _switched(setter, value):
         setter(before)
 
 
-@pytest.fixture(params=[0, 1], ids=["default-loops", "amd-loops"])
-def amd_loops(request):
-    """Run the test with the AMD loop choices off, then on
-    (_ufuncs._amd_loops: ReLU's plain loop, 16-bit forward tables without
+@pytest.fixture(params=[0, 1], ids=["prefetch-gather", "plain-loads"])
+def plain_loads(request):
+    """Run the test with the plain_loads choices off, then on
+    (_ufuncs._plain_loads: ReLU's plain loop, 16-bit forward tables without
     gathers, SiLU in one pass), whatever this CPU's vendor; then restore the
     CPU's own choice."""
-    yield from _switched(_ufuncs._amd_loops, request.param)
+    yield from _switched(_ufuncs._plain_loads, request.param)
 
 
 @pytest.fixture(params=[0, 1], ids=["int-rounding", "bf16-insn"])

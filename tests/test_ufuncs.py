@@ -403,10 +403,10 @@ def test_chunked_strided_path(spec, which, dt, n):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-def test_relu_loops_both_ways(dt, amd_loops, isa):
+def test_relu_loops_both_ways(dt, plain_loads, isa):
     """ReLU and its derivative on arrays past GX_STREAM_MIN take the
     prefetching block loop or the plain loop, chosen per CPU at import
-    (_ufuncs._amd_loops); both give np.maximum's bits and NaN stays NaN,
+    (_ufuncs._plain_loads); both give np.maximum's bits and NaN stays NaN,
     whichever this machine uses by default."""
     rng = np.random.default_rng(5)
     n = (1 << 15) + 37
@@ -414,7 +414,7 @@ def test_relu_loops_both_ways(dt, amd_loops, isa):
     x[::997] = np.nan
     x[1::991] = -0.0
     g = rng.standard_normal(n).astype(dt)
-    assert _ufuncs._amd_loops() == amd_loops
+    assert _ufuncs._plain_loads() == plain_loads
     got = gelu_ext.relu(x)
     grad = gelu_ext.relu_grad(x, g)
     with np.errstate(invalid="ignore"):
@@ -547,10 +547,10 @@ def test_every_bfloat16_input_of_a_derivative_is_the_float32_result_rounded_once
 
 @pytest.mark.parametrize("name", [u.name for u in UFUNCS
                                   if not u.grad and not u.bias and not u.gated])
-def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, amd_loops, bf16cvt):
+def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(name, isa, plain_loads, bf16cvt):
     """The forward ops on float16 (and bfloat16, where ml_dtypes is
     installed) read a result table made by the float32 kernel (with gathers,
-    or on AMD, _ufuncs._amd_loops, one load per element), or (SiLU on AMD,
+    or on AMD, _ufuncs._plain_loads, one load per element), or (SiLU on AMD,
     AVX2/AVX-512) run the float32 table loop on the 16-bit data in one pass:
     either way each result is the float32 kernel's on the widened input,
     rounded once.  Every 16-bit
@@ -566,7 +566,7 @@ def test_every_16bit_input_of_a_forward_op_is_the_float32_result_rounded_once(na
     for x in types:
         with np.errstate(all="ignore"):
             want = f(x.astype(np.float32)).astype(x.dtype)
-            what = f"{name} {x.dtype} on {isa}, amd loops {amd_loops}, bf16 insn {bf16cvt}"
+            what = f"{name} {x.dtype} on {isa}, plain loads {plain_loads}, bf16 insn {bf16cvt}"
             assert_same_bits(f(x), want, what)
             o = np.empty_like(x)
             assert f(x, out=o) is o

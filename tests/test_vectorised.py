@@ -30,7 +30,6 @@ FORMULAS = {
     "gelu_erf_grad_f32_full": 50, "gelu_tanh_grad_f32_full": 50,
     "lut_fwd": 40, "lut_grad": 40, "lut64_fwd": 30,
     "relu_f32": 2, "relu_f64": 2, "relu_grad_f32": 2, "relu_grad_f64": 2,
-    "relu_f32_plain": 2, "relu_f64_plain": 2, "relu_grad_f32_plain": 2, "relu_grad_f64_plain": 2,
     "h2f": 2, "f2h": 2, "b2f": 2, "f2b": 2,
 }
 # the vector paths of src/gx_isas.h and the registers objdump shows for them

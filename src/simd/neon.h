@@ -52,14 +52,6 @@ typedef uint32x4x2_t gx_vmf;
 typedef uint32x4x2_t gx_vif;
 typedef uint8x16x2_t gx_vf_tab8;         /* an 8-entry table is 32 bytes, one tbl's two registers */
 typedef uint8x16x2_t gx_vf_lut8_idx;     /* the byte indices of tbl */
-/* the pair forms of a 1-, 2- or 3-operand function of one register */
-#define GX_NEON_PAIR1(name, R, A, f) \
-    GX_INLINE R name(A a) { R r; r.val[0] = f(a.val[0]); r.val[1] = f(a.val[1]); return r; }
-#define GX_NEON_PAIR2(name, R, A, B, f) \
-    GX_INLINE R name(A a, B b) { R r; r.val[0] = f(a.val[0], b.val[0]); r.val[1] = f(a.val[1], b.val[1]); return r; }
-#define GX_NEON_PAIR3(name, R, A, B, C, f)                                  \
-    GX_INLINE R name(A a, B b, C c)                                         \
-    { R r; r.val[0] = f(a.val[0], b.val[0], c.val[0]); r.val[1] = f(a.val[1], b.val[1], c.val[1]); return r; }
 
 /* the one-register forms */
 GX_INLINE uint32x4_t gx_neon_u(float32x4_t v) { return vreinterpretq_u32_f32(v); }
@@ -95,23 +87,41 @@ GX_INLINE uint8x16_t gx_neon_bidx(uint32x4_t i)
                                             i, 0x04040404u));
 }
 
-GX_NEON_PAIR2(vf_add, gx_vf, gx_vf, gx_vf, vaddq_f32)
-GX_NEON_PAIR2(vf_sub, gx_vf, gx_vf, gx_vf, vsubq_f32)
-GX_NEON_PAIR2(vf_mul, gx_vf, gx_vf, gx_vf, vmulq_f32)
-GX_NEON_PAIR3(vf_fma, gx_vf, gx_vf, gx_vf, gx_vf, gx_neon_fma)
-GX_NEON_PAIR3(vf_fms, gx_vf, gx_vf, gx_vf, gx_vf, gx_neon_fms)
-GX_NEON_PAIR2(vf_absmin, gx_vf, gx_vf, gx_vf, gx_neon_absmin)
-GX_NEON_PAIR1(vf_lo16, gx_vf, gx_vf, gx_neon_lo16)
-GX_NEON_PAIR1(vf_hi16, gx_vf, gx_vf, gx_neon_hi16)
-GX_NEON_PAIR1(vf_index8, gx_vif, gx_vf, gx_neon_index8)
-GX_NEON_PAIR1(vf_signm, gx_vmf, gx_vf, gx_neon_signm)
-GX_NEON_PAIR3(vf_sel, gx_vf, gx_vmf, gx_vf, gx_vf, vbslq_f32)
-GX_NEON_PAIR2(vf_tail_to_cdf, gx_vf, gx_vmf, gx_vf, gx_neon_tail_to_cdf)
-GX_NEON_PAIR2(vf_selneg, gx_vf, gx_vmf, gx_vf, gx_neon_selneg)
-GX_NEON_PAIR1(vf_special, gx_vmf, gx_vf, gx_neon_special)
-GX_NEON_PAIR2(vf_bad, gx_vmf, gx_vf, gx_vf, gx_neon_bad)
-GX_NEON_PAIR2(vf_bad_below, gx_vmf, gx_vf, gx_vf, gx_neon_bad_below)
-GX_NEON_PAIR1(vf_lut8_prep, gx_vf_lut8_idx, gx_vif, gx_neon_bidx)
+/* the primitives: the one-register form on each register of the pair */
+GX_INLINE gx_vf vf_add(gx_vf a, gx_vf b)
+{ gx_vf r; r.val[0] = vaddq_f32(a.val[0], b.val[0]); r.val[1] = vaddq_f32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf vf_sub(gx_vf a, gx_vf b)
+{ gx_vf r; r.val[0] = vsubq_f32(a.val[0], b.val[0]); r.val[1] = vsubq_f32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf vf_mul(gx_vf a, gx_vf b)
+{ gx_vf r; r.val[0] = vmulq_f32(a.val[0], b.val[0]); r.val[1] = vmulq_f32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf vf_fma(gx_vf a, gx_vf b, gx_vf c)
+{ gx_vf r; r.val[0] = gx_neon_fma(a.val[0], b.val[0], c.val[0]); r.val[1] = gx_neon_fma(a.val[1], b.val[1], c.val[1]); return r; }
+GX_INLINE gx_vf vf_fms(gx_vf a, gx_vf b, gx_vf c)
+{ gx_vf r; r.val[0] = gx_neon_fms(a.val[0], b.val[0], c.val[0]); r.val[1] = gx_neon_fms(a.val[1], b.val[1], c.val[1]); return r; }
+GX_INLINE gx_vf vf_absmin(gx_vf a, gx_vf b)
+{ gx_vf r; r.val[0] = gx_neon_absmin(a.val[0], b.val[0]); r.val[1] = gx_neon_absmin(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf vf_lo16(gx_vf a)
+{ gx_vf r; r.val[0] = gx_neon_lo16(a.val[0]); r.val[1] = gx_neon_lo16(a.val[1]); return r; }
+GX_INLINE gx_vf vf_hi16(gx_vf a)
+{ gx_vf r; r.val[0] = gx_neon_hi16(a.val[0]); r.val[1] = gx_neon_hi16(a.val[1]); return r; }
+GX_INLINE gx_vif vf_index8(gx_vf a)
+{ gx_vif r; r.val[0] = gx_neon_index8(a.val[0]); r.val[1] = gx_neon_index8(a.val[1]); return r; }
+GX_INLINE gx_vmf vf_signm(gx_vf a)
+{ gx_vmf r; r.val[0] = gx_neon_signm(a.val[0]); r.val[1] = gx_neon_signm(a.val[1]); return r; }
+GX_INLINE gx_vf vf_sel(gx_vmf a, gx_vf b, gx_vf c)
+{ gx_vf r; r.val[0] = vbslq_f32(a.val[0], b.val[0], c.val[0]); r.val[1] = vbslq_f32(a.val[1], b.val[1], c.val[1]); return r; }
+GX_INLINE gx_vf vf_tail_to_cdf(gx_vmf a, gx_vf b)
+{ gx_vf r; r.val[0] = gx_neon_tail_to_cdf(a.val[0], b.val[0]); r.val[1] = gx_neon_tail_to_cdf(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf vf_selneg(gx_vmf a, gx_vf b)
+{ gx_vf r; r.val[0] = gx_neon_selneg(a.val[0], b.val[0]); r.val[1] = gx_neon_selneg(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vmf vf_special(gx_vf a)
+{ gx_vmf r; r.val[0] = gx_neon_special(a.val[0]); r.val[1] = gx_neon_special(a.val[1]); return r; }
+GX_INLINE gx_vmf vf_bad(gx_vf a, gx_vf b)
+{ gx_vmf r; r.val[0] = gx_neon_bad(a.val[0], b.val[0]); r.val[1] = gx_neon_bad(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vmf vf_bad_below(gx_vf a, gx_vf b)
+{ gx_vmf r; r.val[0] = gx_neon_bad_below(a.val[0], b.val[0]); r.val[1] = gx_neon_bad_below(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vf_lut8_idx vf_lut8_prep(gx_vif a)
+{ gx_vf_lut8_idx r; r.val[0] = gx_neon_bidx(a.val[0]); r.val[1] = gx_neon_bidx(a.val[1]); return r; }
 GX_INLINE gx_vf vf_set(float f)
 {
     gx_vf r;
@@ -124,12 +134,7 @@ GX_INLINE gx_vf vf_load(const float *p) { return vld1q_f32_x2(p); }
 GX_INLINE void vf_store(float *p, gx_vf v) { vst1q_f32(p, v.val[0]); vst1q_f32(p + 4, v.val[1]); }
 GX_INLINE gx_vf_tab8 vf_tab8_load(const float *tab) { return vld1q_u8_x2((const uint8_t *)tab); }
 GX_INLINE gx_vf vf_lut8(gx_vf_tab8 tab, gx_vf_lut8_idx bi)
-{
-    gx_vf r;
-    r.val[0] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[0]));
-    r.val[1] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[1]));
-    return r;
-}
+{ gx_vf r; r.val[0] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[0])); r.val[1] = vreinterpretq_f32_u8(vqtbl2q_u8(tab, bi.val[1])); return r; }
 GX_INLINE gx_vf vf_maskmul(gx_vmf m, gx_vf src, gx_vf a, gx_vf b) { return vf_sel(m, vf_mul(a, b), src); }
 /* No movemask: the 8 lanes' masks narrowed to bytes (uzp1, xtn), read as
  * 64 bits, one bit of each byte kept: x.  Then one multiply gathers bit
@@ -172,13 +177,20 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 typedef uint32x4x2_t gx_vu;
 typedef uint32x4x2_t gx_vmu;
 GX_INLINE uint32x4_t gx_neon_shr16(uint32x4_t a) { return vshrq_n_u32(a, 16); }
-GX_NEON_PAIR1(vf_bits, gx_vu, gx_vf, gx_neon_u)
-GX_NEON_PAIR2(vu_add, gx_vu, gx_vu, gx_vu, vaddq_u32)
-GX_NEON_PAIR2(vu_and, gx_vu, gx_vu, gx_vu, vandq_u32)
-GX_NEON_PAIR2(vu_or, gx_vu, gx_vu, gx_vu, vorrq_u32)
-GX_NEON_PAIR1(vu_shr16, gx_vu, gx_vu, gx_neon_shr16)
-GX_NEON_PAIR2(vu_gt, gx_vmu, gx_vu, gx_vu, vcgtq_u32)
-GX_NEON_PAIR3(vu_sel, gx_vu, gx_vmu, gx_vu, gx_vu, vbslq_u32)
+GX_INLINE gx_vu vf_bits(gx_vf a)
+{ gx_vu r; r.val[0] = gx_neon_u(a.val[0]); r.val[1] = gx_neon_u(a.val[1]); return r; }
+GX_INLINE gx_vu vu_add(gx_vu a, gx_vu b)
+{ gx_vu r; r.val[0] = vaddq_u32(a.val[0], b.val[0]); r.val[1] = vaddq_u32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vu vu_and(gx_vu a, gx_vu b)
+{ gx_vu r; r.val[0] = vandq_u32(a.val[0], b.val[0]); r.val[1] = vandq_u32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vu vu_or(gx_vu a, gx_vu b)
+{ gx_vu r; r.val[0] = vorrq_u32(a.val[0], b.val[0]); r.val[1] = vorrq_u32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vu vu_shr16(gx_vu a)
+{ gx_vu r; r.val[0] = gx_neon_shr16(a.val[0]); r.val[1] = gx_neon_shr16(a.val[1]); return r; }
+GX_INLINE gx_vmu vu_gt(gx_vu a, gx_vu b)
+{ gx_vmu r; r.val[0] = vcgtq_u32(a.val[0], b.val[0]); r.val[1] = vcgtq_u32(a.val[1], b.val[1]); return r; }
+GX_INLINE gx_vu vu_sel(gx_vmu a, gx_vu b, gx_vu c)
+{ gx_vu r; r.val[0] = vbslq_u32(a.val[0], b.val[0], c.val[0]); r.val[1] = vbslq_u32(a.val[1], b.val[1], c.val[1]); return r; }
 GX_INLINE gx_vu vu_set(uint32_t c)
 {
     gx_vu r;
