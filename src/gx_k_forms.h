@@ -3,7 +3,8 @@
  * of, per ISA (included by gx_isa_kernels.h): typed drivers that take the
  * element function or the kernel they run.  gx_map_<T> applies an element
  * function of gx_math.h over arrays (the compiler vectorises it for the
- * ISA), gx_stream_<T> does so in prefetching blocks for arrays larger than
+ * ISA; gx_unary_<T>, gx_binary_<T> over a kernel's arguments),
+ * gx_stream_<T> does so in prefetching blocks for arrays larger than
  * the caches (ReLU), gx_biased_<T>, gx_gated_f64 and gx_dgated_<T> run
  * another kernel a block at a time on a fused form's inputs.
  *
@@ -38,6 +39,24 @@ GX_INLINE void gx_map_f64(const double *x, const double *v, double *o, gx_intp n
 {
     _Pragma("omp simd")
     for (gx_intp i = 0; i < n; i++) o[i] = f1 ? f1(x[i]) : f2(x[i], v[i]);
+}
+
+/* The elementwise kernels' drivers: out = f(x), or f(x, v) with v = in[1]. */
+GX_INLINE void gx_unary_f32(const void *const *in, void *out, gx_intp n, gx_el1_f32 f)
+{
+    gx_map_f32((const float *)in[0], NULL, (float *)out, n, f, NULL);
+}
+GX_INLINE void gx_unary_f64(const void *const *in, void *out, gx_intp n, gx_el1_f64 f)
+{
+    gx_map_f64((const double *)in[0], NULL, (double *)out, n, f, NULL);
+}
+GX_INLINE void gx_binary_f32(const void *const *in, void *out, gx_intp n, gx_el2_f32 f)
+{
+    gx_map_f32((const float *)in[0], (const float *)in[1], (float *)out, n, NULL, f);
+}
+GX_INLINE void gx_binary_f64(const void *const *in, void *out, gx_intp n, gx_el2_f64 f)
+{
+    gx_map_f64((const double *)in[0], (const double *)in[1], (double *)out, n, NULL, f);
 }
 
 /* ReLU runs at memory speed: arrays of GX_STREAM_MIN elements or more go a

@@ -5,7 +5,8 @@
  * kernel.  The 16-bit kernels are gx_k_16bit.h's, one per type for every op.
  *
  * A kernel's signature is gx_kernel's (gx_kernels.h); op, the op being run,
- * is for the 16-bit pipeline and is not read here.
+ * is for the 16-bit pipeline and is not read here.  The full formulas'
+ * g is read by the derivatives' only.
  */
 #ifndef GX_ISA
 #error "src/gx_k_instances.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
@@ -15,22 +16,18 @@
  * hardware prefetcher keeps up (the plain_loads choice, gx_kdefs.h) */
 static void GX_FN(relu_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_stream_f32(in, out, n, 1, gx_relu_f32, NULL, !GX_FN(choices).plain_loads);
 }
 static void GX_FN(relu_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_stream_f64(in, out, n, 1, gx_relu_f64, NULL, !GX_FN(choices).plain_loads);
 }
 static void GX_FN(relu_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_stream_f32(in, out, n, 2, NULL, gx_relu_grad_f32, !GX_FN(choices).plain_loads);
 }
 static void GX_FN(relu_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_stream_f64(in, out, n, 2, NULL, gx_relu_grad_f64, !GX_FN(choices).plain_loads);
 }
 
@@ -40,22 +37,18 @@ static void GX_FN(relu_grad_f64)(const void *const *in, void *out, gx_intp n, in
  * formula elsewhere */
 static GX_NOINLINE void GX_FN(gelu_erf_f64_full)(const double *x, const double *g, double *o, int n)
 {
-    (void)g;
     gx_full_f64(x, o, n, gx_gelu_erf_f64);
 }
 static GX_NOINLINE void GX_FN(gelu_tanh_f64_full)(const double *x, const double *g, double *o, int n)
 {
-    (void)g;
     gx_full_f64(x, o, n, gx_gelu_tanh_f64);
 }
 static void GX_FN(gelu_erf_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f64(in, out, n, GX_FN(lut64_fwd), &gx_lut64_erf, GX_FN(gelu_erf_f64_full));
 }
 static void GX_FN(gelu_tanh_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f64(in, out, n, GX_FN(lut64_fwd), &gx_lut64_tanh, GX_FN(gelu_tanh_f64_full));
 }
 /* the derivatives times g */
@@ -65,34 +58,27 @@ GX_INLINE double gx_silu_grad_g_f64(double x, double g) { return gx_silu_grad_f6
 GX_INLINE double gx_quick_gelu_grad_g_f64(double x, double g) { return gx_quick_gelu_grad_f64(x) * g; }
 static void GX_FN(gelu_erf_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], (const double *)in[1], (double *)out, n, NULL, gx_gelu_erf_grad_g_f64);
+    gx_binary_f64(in, out, n, gx_gelu_erf_grad_g_f64);
 }
 static void GX_FN(gelu_tanh_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], (const double *)in[1], (double *)out, n, NULL, gx_gelu_tanh_grad_g_f64);
+    gx_binary_f64(in, out, n, gx_gelu_tanh_grad_g_f64);
 }
 static void GX_FN(silu_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], NULL, (double *)out, n, gx_silu_f64, NULL);
+    gx_unary_f64(in, out, n, gx_silu_f64);
 }
 static void GX_FN(quick_gelu_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], NULL, (double *)out, n, gx_quick_gelu_f64, NULL);
+    gx_unary_f64(in, out, n, gx_quick_gelu_f64);
 }
 static void GX_FN(silu_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], (const double *)in[1], (double *)out, n, NULL, gx_silu_grad_g_f64);
+    gx_binary_f64(in, out, n, gx_silu_grad_g_f64);
 }
 static void GX_FN(quick_gelu_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
-    gx_map_f64((const double *)in[0], (const double *)in[1], (double *)out, n, NULL,
-               gx_quick_gelu_grad_g_f64);
+    gx_binary_f64(in, out, n, gx_quick_gelu_grad_g_f64);
 }
 
 /* float32: the general formulas in double, rounded once, for the elements
@@ -152,57 +138,46 @@ static const gx_split_row GX_FN(split_rows)[GX_NOPS] = { GX_F32_SPLITS(GX_SPLIT_
  * they cover x, its general formula for the rest. */
 static void GX_FN(gelu_erf_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GELU_ERF]);
 }
 static void GX_FN(gelu_tanh_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GELU_TANH]);
 }
 static void GX_FN(gelu_erf_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GELU_ERF_GRAD]);
 }
 static void GX_FN(gelu_tanh_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GELU_TANH_GRAD]);
 }
 static void GX_FN(silu_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_SILU]);
 }
 static void GX_FN(quick_gelu_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_QUICK_GELU]);
 }
 static void GX_FN(silu_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_SILU_GRAD]);
 }
 static void GX_FN(quick_gelu_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_QUICK_GELU_GRAD]);
 }
 static void GX_FN(swiglu_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_SWIGLU]);
 }
 static void GX_FN(geglu_erf_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GEGLU_ERF]);
 }
 static void GX_FN(geglu_tanh_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
-    (void)op;
     gx_split_f32(in, out, n, &GX_FN(split_rows)[GX_OP_GEGLU_TANH]);
 }
 
