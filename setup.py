@@ -28,9 +28,9 @@ Flags and why:
   are hints, clang ignores them silently without it); MSVC /O2 /fp:precise
   (no contraction since Visual Studio 2022) /std:c11 (_Pragma); clang-cl the
   same plus -ffp-contract=off, since its /fp:precise fuses a*b+c.
-- Threads come from our own pool (src/gx_pool.c: survives fork, waits
+- Threads come from our own pool (src/runtime/gx_pool.c: survives fork, waits
   passively, shares work in chunks) over POSIX threads (-pthread) or Windows
-  threads (src/gx_threads.h), not OpenMP, so nothing is probed; with
+  threads (src/runtime/gx_threads.h), not OpenMP, so nothing is probed; with
   GELU_EXT_NO_THREADS=1 every call runs on the calling thread.
   -fopenmp-simd only honours `#pragma omp simd` hints (no runtime library).
 - GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (GCC and clang;
@@ -39,6 +39,7 @@ Flags and why:
 import glob
 import os
 import platform
+import re
 import sys
 
 
@@ -106,20 +107,32 @@ def build_flags(plat=None, machine=None, env=None, compiler=None):
     if env.get("GELU_EXT_NO_THREADS") == "1":
         define_macros.append(("GX_POOL_SERIAL", "1"))       # every call on the calling thread
     elif compiler in ("gcc", "clang", "apple-clang") and plat != "win32":
-        # the thread pool over POSIX threads (src/gx_threads.h); Windows
+        # the thread pool over POSIX threads (src/runtime/gx_threads.h); Windows
         # threads need no flag
         compile_args.append("-pthread")
         link_args.append("-pthread")
     return compile_args, link_args, define_macros
 
 
-# The ISA units (src/isa/<name>.c, one per row of src/gx_isas.h) and the
-# flags each takes beyond build_flags: the features of its row's TARGET column
-# (tests/test_build_flags.py checks they agree), on x86-64 only; a unit of
-# another architecture compiles to nothing there, with no flag.
+# The ISA units (src/isa/<name>.c, one per row of src/dispatch/gx_isas.h) and the
+# flags each takes beyond build_flags: the features of its row's TARGET column,
+# read from the header (the one place they are written), on x86-64 only; a
+# unit of another architecture compiles to nothing there, with no flag.
 ISA_UNITS = ("baseline", "avx2", "avx512", "neon")
-_X86_FEATURES = {"avx2": ("avx2", "fma", "f16c"),
-                 "avx512": ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx2", "fma", "f16c")}
+ISA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "dispatch", "gx_isas.h")
+
+
+def isa_targets(header=ISA_HEADER):
+    """{unit: (feature, ...)} from the TARGET column of the header's rows
+    (X(ID, NAME, LEVEL, CPU, "feature,feature", VREG)); units with an empty
+    TARGET (the baseline, NEON) are left out."""
+    with open(header) as f:
+        text = f.read().replace("\\\n", " ")
+    rows = re.findall(r'X\(GX_ISA_\w+,\s*(\w+),\s*\d+,\s*\w+,\s*"([^"]*)"', text)
+    return {name: tuple(target.split(",")) for name, target in rows if target}
+
+
+_X86_FEATURES = isa_targets()
 _MSVC_ARCH = {"avx2": "/arch:AVX2", "avx512": "/arch:AVX512"}
 
 
@@ -157,7 +170,7 @@ def kernel_sources():
     """The C sources of gelu_ext._ufuncs besides the Cython module: the ISA
     units (compiled each with isa_flags), then the rest (build_flags only).
     bench/aarch64.sh and bench/windows.sh build the kernels from this list."""
-    return [f"src/isa/{u}.c" for u in ISA_UNITS] + ["src/gx_kernels.c", "src/gx_pool.c", "src/gx_soft_fma.c"]
+    return [f"src/isa/{u}.c" for u in ISA_UNITS] + ["src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c"]
 
 
 def _probe_compiler(cc):
@@ -221,14 +234,14 @@ def main():
     extensions = [
         Extension(
             "gelu_ext._ufuncs",
-            sources=["src/_ufuncs.pyx"] + kernel_sources(),
-            depends=sorted(glob.glob("src/*.h") + glob.glob("src/simd/*.h") + glob.glob("src/tables/*.h")),
+            sources=["src/python/_ufuncs.pyx"] + kernel_sources(),
+            depends=sorted(glob.glob("src/**/*.h", recursive=True)),
             include_dirs=[np.get_include(), "src"],
         ),
         # the textbook 0.5 x (1 + erf(x / sqrt 2)) loop over libm, a benchmark row
         Extension(
             "gelu_ext._textbook",
-            sources=["src/_textbook.pyx"],
+            sources=["src/python/_textbook.pyx"],
             include_dirs=[np.get_include()],
         ),
     ]

@@ -15,7 +15,7 @@
  *       deterministic inputs below; writes DIR/OP.DTYPE.bin (the output bits,
  *       little-endian as both targets are) and prints one line per op x dtype
  *       with an FNV-1a hash of them.  --threads T: every call of 2 chunks or
- *       more runs on T threads (the pool, src/gx_pool.c; chunks of 2048,
+ *       more runs on T threads (the pool, src/runtime/gx_pool.c; chunks of 2048,
  *       the threshold 4096 elements), and the last line counts the pool's
  *       threaded calls and the items its workers computed (bench/windows.sh:
  *       the Windows threads under wine)
@@ -29,7 +29,7 @@
  *       first difference (inputs and both outputs, in hex); exit status 1 on
  *       any DIFFER (--strict 1: on any bit)
  *   bits_harness softfma [--n N]
- *       gx_soft_fma and gx_soft_fmaf (src/gx_soft_fma.h, what a mingw-w64
+ *       gx_soft_fma and gx_soft_fmaf (src/math/gx_soft_fma.h, what a mingw-w64
  *       build's scalar code uses) against this C library's fma and fmaf on
  *       N triples of each (random bits, cancellations a b ~ -c, subnormal
  *       and huge results); exit status 1 on any difference.  Meaningful
@@ -42,7 +42,7 @@
  * arithmetic, exact scalings and roundings only -- no libm, whose last bits
  * may differ between targets).  float32 and float64: blocks of 4096 elements,
  * each drawn from one distribution in turn, so that the split driver
- * (src/gx_k_split.h) sees both mostly-table and mostly-general blocks:
+ * (src/kernels/gx_k_split.h) sees both mostly-table and mostly-general blocks:
  *   2 N(0,1) (Irwin-Hall: the sum of 12 uniforms), uniform +-40, |x| log-
  *   uniform from 2^-116 (e^-80) to 2^7 with either sign, the negative tail
  *   [-45, -3], the table edges +-[4, 9], subnormals and the smallest normals,
@@ -56,9 +56,9 @@
  * Second inputs (g, up, b) come from their own seeds; b is mostly small
  * (uniform +-2) so that x + b stays where x was.
  */
-#include "gx_kernels.h"
-#include "gx_pool.h"
-#include "gx_soft_fma.h"
+#include "dispatch/gx_kernels.h"
+#include "runtime/gx_pool.h"
+#include "math/gx_soft_fma.h"
 
 #include <errno.h>
 #include <float.h>

@@ -6,7 +6,7 @@
  * callers run jobs.  Every result is checked.  Built with backoff off, so every job
  * really is threaded.  Run it with bench/pool_race.sh.
  */
-#include "gx_pool.h"
+#include "runtime/gx_pool.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -6,9 +6,9 @@ Usage::
 
     python bench/tail_cost.py [--sizes 16,20] [--isa avx2]
 
-Our float32 tables cover x >= -4.5 (src/gx_lut.h, src/gx_lut8.h); every
+Our float32 tables cover x >= -4.5 (src/math/gx_lut.h, src/math/gx_lut8.h); every
 x < -4.5 goes to the tail formula in double lanes through the split driver
-(src/gx_k_split.h): 1.2% of 2 N(0, 1) data, 6.7% of 3 N(0, 1), 13% of
+(src/kernels/gx_k_split.h): 1.2% of 2 N(0, 1) data, 6.7% of 3 N(0, 1), 13% of
 4 N(0, 1).  Each row: s N(0, 1) as drawn, the same clipped at -4.4 (no
 tail: what the table loop alone costs), and every element in the tail
 (-4.6 - 3 |N(0, 1)|).  Printed per row: the tail's share of the elements,

@@ -26,7 +26,7 @@
 #     pass even so), and under clang the ISA blocks take clang's
 #     target attributes where MSVC takes none -- nor that the result links
 #     and runs against the real UCRT (nothing here runs it).
-# (3) mingw-w64: src/gx_soft_fma.h's fma and fmaf against glibc's (correctly
+# (3) mingw-w64: src/math/gx_soft_fma.h's fma and fmaf against glibc's (correctly
 #     rounded) natively -- a mingw-w64 build links them instead of
 #     libmingwex's, which round twice -- then bench/bits_harness.c with the
 #     kernels cross-built with setup.py's mingw flags (no warning allowed).

@@ -1,4 +1,4 @@
-"""Run-time configuration: which ISA path runs, threads (our own pool, src/gx_pool.c)."""
+"""Run-time configuration: which ISA path runs, threads (our own pool, src/runtime/gx_pool.c)."""
 import os
 import platform
 import warnings
@@ -45,7 +45,7 @@ def set_num_threads(n):
     _ufuncs._set_num_threads(int(n))
 
 
-# Keep in sync with src/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_PULL_MIN_NS, GX_BACKOFF_*).
+# Keep in sync with src/runtime/gx_pool.c (GX_SPIN_NS, GX_STALL_NS, GX_PULL_MIN_NS, GX_BACKOFF_*).
 _POOL = ("gelu_ext's own thread pool over POSIX or Windows threads (not OpenMP); one call at a time, "
          "a concurrent caller runs on its own thread")
 _WAIT = ("passive: spin 100 us, then sleep; a worker woken on its caller's core moves off it, "
@@ -56,8 +56,8 @@ _AFTER_FORK = "child starts its own workers at its first threaded call (same thr
 
 
 _F32_TABLES = {
-    8: "8-piece (src/gx_lut8.h: one vpermps per coefficient; the bits of its own scalar twins)",
-    32: "32-piece (src/gx_lut.h; the bits of the baseline path)",
+    8: "8-piece (src/math/gx_lut8.h: one vpermps per coefficient; the bits of its own scalar twins)",
+    32: "32-piece (src/math/gx_lut.h; the bits of the baseline path)",
 }
 
 

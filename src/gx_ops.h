@@ -1,8 +1,8 @@
 /*
  * gx_ops.h -- the one table of operations.  Everything else derives from it:
  * the enum below (gx_kernels.h), the input counts and dispatch tables
- * (gx_kernels.c), the ufuncs registered at import and their float16 mapping
- * (src/_ufuncs.pyx loops over gx_nops()), the fused-bias row path and the
+ * (gx_dispatch.c), the ufuncs registered at import and their float16 mapping
+ * (src/python/_ufuncs.pyx loops over gx_nops()), the fused-bias row path and the
  * Python API (gelu_ext/_api.py reads gelu_ext._ufuncs.OPS).
  *
  * One row per operation:

@@ -147,7 +147,7 @@ def scheme_reference(isa):
     """The first usable path whose float32 table loops read the same tables
     as ``isa`` (``_ufuncs._f32_pieces``: 8 or 32): paths of one scheme give
     the same bits, paths of different schemes differ in last bits
-    (src/gx_lut8.h)."""
+    (src/math/gx_lut8.h)."""
     pieces = _ufuncs._f32_pieces(isa)
     return next(n for n in usable_isas() if _ufuncs._f32_pieces(n) == pieces)
 

@@ -1,9 +1,9 @@
 """bfloat16 in, bfloat16 out (issue 15, item 3), when ml_dtypes is installed.
 
 Every ufunc of the op table gets a bfloat16 loop at import
-(src/_ufuncs.pyx, ``_register_bfloat16``): the float32 kernel on the widened
+(src/python/_ufuncs.pyx, ``_register_bfloat16``): the float32 kernel on the widened
 input (exact), rounded once to bfloat16, nearest even
-(src/gx_k_16bit.h, ``gx_run_16bit``).  bfloat16 has 65,536 values, so
+(src/kernels/gx_k_16bit.h, ``gx_run_16bit``).  bfloat16 has 65,536 values, so
 accuracy, special values, ISA paths and the rounding are checked on all of
 them.  The reference for accuracy:
 
@@ -328,7 +328,7 @@ def test_float32_into_bfloat16_out_is_rounded_once():
 
 
 # Strided operands and outputs are gathered in chunks of 512 elements
-# (src/_ufuncs.pyx, _loop): lengths around it, each operand strided in turn.
+# (src/python/_ufuncs.pyx, _loop): lengths around it, each operand strided in turn.
 @pytest.mark.parametrize("n", [511, 513, 1537], ids=lambda n: f"n{n}")
 @pytest.mark.parametrize("spec", UFUNCS, ids=UFUNC_IDS)
 def test_strided_operands_and_out(spec, n):

@@ -134,11 +134,21 @@ def test_isa_units_take_their_flags_on_their_architecture_only(case):
 
 
 def test_isa_unit_flags_are_the_rows_targets():
-    """setup.py's -m flags of each unit are the TARGET column of its row in
-    src/gx_isas.h (what gelu_ext.show_config reports), for this build's rows."""
+    """setup.py reads each unit's -m flags from the TARGET column of its row
+    in src/dispatch/gx_isas.h: its parse gives what the compiled table
+    reports (gelu_ext.show_config), for this build's rows."""
     from gelu_ext import _ufuncs
     import platform
     for name, (_, target, _) in _ufuncs._isa_table().items():
         flags = setup.isa_flags(name, platform.machine(), "gcc", "linux")
         assert flags == [f"-m{f}" for f in target.split(",") if f], (name, flags, target)
         assert (Path(SETUP).parent / "src" / "isa" / f"{name}.c").exists()
+
+
+def test_isa_targets_reads_every_x86_row():
+    """The header's x86-64 rows with a target, whatever this machine: a row
+    split over continuation lines (AVX-512's) is read whole."""
+    targets = setup.isa_targets()
+    assert set(targets) == {"avx2", "avx512"}
+    assert targets["avx2"] == ("avx2", "fma", "f16c")
+    assert targets["avx512"][:4] == ("avx512f", "avx512dq", "avx512vl", "avx512bw")

@@ -6,7 +6,7 @@ shape check in the API layer would break this.
 The functions come from ``gelu_ext.__all__`` through tests/public_calls.py
 (a new public function without a row there fails test_public_calls.py).
 Chunks hold 2^16 elements, the pool's threshold, and Dask's threaded
-scheduler runs several at once: the concurrent-caller path of src/gx_pool.c.
+scheduler runs several at once: the concurrent-caller path of src/runtime/gx_pool.c.
 """
 import numpy as np
 import pytest

@@ -1,7 +1,7 @@
 """fork() after threaded calls (issue 12).
 
 With OpenMP (libgomp) a child made by ``os.fork()`` after any threaded call
-hung forever on its first threaded call.  The pool in src/gx_pool.c forgets
+hung forever on its first threaded call.  The pool in src/runtime/gx_pool.c forgets
 its workers in the child and starts new ones there, so a child computes the
 parent's bits and the parent carries on.
 

@@ -1,7 +1,7 @@
 """The ISA units (src/isa/<name>.c, issue 41): each is compiled with its own
 instruction set's flags, so nothing of the AVX2 or AVX-512 unit may run on a
 CPU without that instruction set -- not at import (the dispatch tables are
-filled by gx_kernels.c, built with the portable flags, from data the units
+filled by gx_dispatch.c, built with the portable flags, from data the units
 export), not through a shared inline function the linker could have taken
 from the wrong unit (every function of a unit is static or ISA-suffixed).
 
@@ -87,7 +87,7 @@ def test_no_avx_instruction_runs_on_a_cpu_without_avx(tmp_path):
 
 def test_units_export_one_name_each():
     """The only global symbols of the kernels are gx_k_unit_<isa>, one per
-    row of src/gx_isas.h, and the public functions of gx_kernels.c (gx_*):
+    row of src/dispatch/gx_isas.h, and the public functions of gx_dispatch.c (gx_*):
     nothing else a unit defines can bind a caller to the wrong ISA's copy."""
     nm = shutil.which("nm")
     if nm is None:

@@ -1,5 +1,5 @@
 """The thread pool's affinity moves stay inside what each thread may use
-(src/gx_pool.c, issue 41).
+(src/runtime/gx_pool.c, issue 41).
 
 On Linux the pool moves a worker woken onto its owner's core off it, and
 pulls a straggler onto the owner's core; both change a thread's CPU mask
@@ -15,7 +15,7 @@ for a moment.  These tests check, in a fresh process each, that
   included;
 - a worker pulled onto its owner's core gets its own mask back when it
   leaves the job, unless its mask was set meanwhile: then it keeps that one
-  (a probe job, src/gx_pool_probe.h, holds the worker in the window);
+  (a probe job, src/runtime/gx_pool_probe.h, holds the worker in the window);
 - a process whose CPUs a cgroup cpuset narrows keeps every thread inside it.
 """
 import os

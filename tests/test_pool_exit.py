@@ -1,4 +1,4 @@
-"""The pool's workers end at process exit (src/gx_pool.c, gx_pool_shutdown).
+"""The pool's workers end at process exit (src/runtime/gx_pool.c, gx_pool_shutdown).
 
 gelu_ext registers ``_ufuncs._pool_shutdown`` with ``atexit``: it wakes the
 workers, tells them to end and waits until they have.  These tests check, in a fresh process

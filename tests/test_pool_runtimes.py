@@ -40,7 +40,7 @@ pytestmark = [
 
 CALLS = 20
 ATTEMPTS = 3
-BACKOFF_MAX_S = 1.0         # GX_BACKOFF_MAX_NS in src/gx_pool.c
+BACKOFF_MAX_S = 1.0         # GX_BACKOFF_MAX_NS in src/runtime/gx_pool.c
 
 
 @pytest.fixture(scope="module")

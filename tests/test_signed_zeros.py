@@ -2,7 +2,7 @@
 README's rules give it, for every op of the table, on every ISA path this
 CPU runs, in every dtype.  (float32 gelu_erf, silu and swiglu returned +0
 for -0 on aarch64: the scalar table twin's sign followed what the compiler
-made of -fma; see gx_lut_fwd in src/gx_lut.h.  A GELU_EXT_MARCH_NATIVE=1
+made of -fma; see gx_lut_fwd in src/math/gx_lut.h.  A GELU_EXT_MARCH_NATIVE=1
 build did the same on x86.)
 
 The rule, one for all ops: a zero result has the sign of the exact value of
@@ -23,7 +23,7 @@ The inputs are every combination of x in XS with the other inputs in OTHERS
 (+-0, +-1 and the smallest subnormal of either sign, whose products
 underflow), once with the table formula covering most of the array and once
 behind a run of x that only the general formula takes (the split driver's
-two ways of patching a block, src/gx_k_split.h).
+two ways of patching a block, src/kernels/gx_k_split.h).
 """
 import itertools
 import math

@@ -1,6 +1,6 @@
 """Threading: the result never depends on the thread count.
 
-gx_kernels.c cuts a large contiguous call into chunks that the threads of
+gx_dispatch.c cuts a large contiguous call into chunks that the threads of
 gx_pool.c take in whatever order they come, and every element is computed by
 the same code whichever thread takes it; these
 tests hold it to that bit for bit, including with the parallel threshold

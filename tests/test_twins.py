@@ -1,14 +1,14 @@
 """Every ISA path against the scalar twins of its float32 tables.
 
 The float32 table loops of a path read either the 32-piece tables of
-src/gx_lut.h (baseline, AVX-512) or the 8-piece tables of src/gx_lut8.h
+src/math/gx_lut.h (baseline, AVX-512) or the 8-piece tables of src/math/gx_lut8.h
 (AVX2, and NEON on aarch64): each is one scheme with its own scalar twins,
 and the two give different last bits (both within the bounds:
 bench/results/ulp_exhaustive.txt proves each path).  Here:
 
 * an 8-piece path gives, where its table covers x, exactly the bits of
   the 8-piece twins (``_ufuncs._twin8``), and elsewhere (the general formula
-  of src/gx_math.h, shared by every path) the baseline's bits;
+  of src/math/gx_math.h, shared by every path) the baseline's bits;
 * a 32-piece path gives the baseline's bits everywhere (the baseline *is*
   the 32-piece twins);
 * the twins themselves are checked against the reference (mpmath-free:

@@ -360,7 +360,7 @@ def test_array_ufunc_protocol_dispatches(spec):
 
 
 # -------------------------------------------- chunked strided inner loop --
-# Strided operands are gathered in chunks of 512 elements (src/_ufuncs.pyx):
+# Strided operands are gathered in chunks of 512 elements (src/python/_ufuncs.pyx):
 # lengths around the chunk size, with each operand in turn strided (the loop
 # mixes contiguous and gathered operands), and a strided out.
 

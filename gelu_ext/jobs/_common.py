@@ -241,7 +241,7 @@ def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5
 class PoolWatch:
     """The thread pool's counters around a measurement (issue 29), so that no
     ratio silently measures the pool's back-off: after a threaded call that
-    was slower than one thread (src/gx_pool.c), the next 8-1024 large calls
+    was slower than one thread (src/runtime/gx_pool.c), the next 8-1024 large calls
     run on the caller alone, and a column timed then is not the kernel's
     threaded speed.  ``with PoolWatch() as w: ...``, then ``w.note`` is ''
     or says how many of our large calls ran serially."""

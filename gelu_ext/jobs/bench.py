@@ -447,7 +447,7 @@ def _load_torch():
 # name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
 # reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
 # below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
-# One table per architecture, keyed by its paths (src/gx_isas.h's rows):
+# One table per architecture, keyed by its paths (src/dispatch/gx_isas.h's rows):
 # on aarch64 PyTorch's DEFAULT capability is its NEON build (it has no level
 # below) and no XLA cap is set (None), so the baseline row holds ours alone.
 # Any other architecture builds the baseline alone, and its peers take no cap.

@@ -6,11 +6,11 @@
  * loop, gx_loop_f32.h), gx_k_gelu_erf_f32_avx2 (its split kernel),
  * gx_k_lut64_fwd_avx2 (the float64 one, gx_loop_f64.h), ...;
  * the unit exports them as one table, gx_k_unit_avx2 (gx_kdefs.h), from
- * which gx_kernels.c fills the dispatch tables.  Empty on other architectures.
+ * which gx_dispatch.c fills the dispatch tables.  Empty on other architectures.
  */
 #define GX_ISA avx2
-#include "gx_isa_unit.h"
+#include "kernels/gx_isa_unit.h"
 #if GX_ARCH_X86_64
 #include "simd/avx2.h"
-#include "gx_isa_kernels.h"
+#include "kernels/gx_isa_kernels.h"
 #endif

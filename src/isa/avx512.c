@@ -5,12 +5,12 @@
  * (gx_isas.h).  Its kernels are gx_k_<name>_avx512: gx_k_lut_fwd_avx512
  * (exact GELU's table loop, gx_loop_f32.h), gx_k_lut_grad_bf16_insn_avx512 (the
  * bfloat16 gradient stored by AVX512-BF16), ...; the unit exports them as
- * one table, gx_k_unit_avx512 (gx_kdefs.h), from which gx_kernels.c fills
+ * one table, gx_k_unit_avx512 (gx_kdefs.h), from which gx_dispatch.c fills
  * the dispatch tables.  Empty on other architectures.
  */
 #define GX_ISA avx512
-#include "gx_isa_unit.h"
+#include "kernels/gx_isa_unit.h"
 #if GX_ARCH_X86_64
 #include "simd/avx512.h"
-#include "gx_isa_kernels.h"
+#include "kernels/gx_isa_kernels.h"
 #endif

@@ -5,10 +5,10 @@
  * Its kernels are gx_k_<name>_baseline: gx_k_lut_fwd_baseline (exact GELU's
  * table loop, gx_loop_f32.h), gx_k_gelu_erf_f32_baseline (its split
  * kernel, gx_k_instances.h), ...; the unit exports them as one table,
- * gx_k_unit_baseline (gx_kdefs.h), from which gx_kernels.c fills the
+ * gx_k_unit_baseline (gx_kdefs.h), from which gx_dispatch.c fills the
  * dispatch tables.
  */
 #define GX_ISA baseline
-#include "gx_isa_unit.h"
+#include "kernels/gx_isa_unit.h"
 #include "simd/scalar.h"
-#include "gx_isa_kernels.h"
+#include "kernels/gx_isa_kernels.h"

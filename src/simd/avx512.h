@@ -94,7 +94,7 @@ GX_INLINE gx_vu vu_sel(gx_vmu m, gx_vu a, gx_vu b) { return _mm512_mask_blend_ep
 GX_INLINE void vu_store16(uint16_t *p, gx_vu v) { _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(v)); }
 /* vf_store_bn: the same bits with AVX512-BF16's vcvtneps2bf16, one
  * instruction for the nine above, in functions compiled with GX_BN_TARGET
- * and taken where the CPU has it (gx_kernels.c, the bf16cvt loop choice).
+ * and taken where the CPU has it (gx_dispatch.c, the bf16cvt loop choice).
  * It flushes float32 subnormals to zero, so a vector holding one (a result
  * below 2^-126 in magnitude: never in ordinary data) takes vf_store_b; on
  * every other value, NaN payloads included, its bits are vf_store_b's

@@ -32,7 +32,7 @@
  *   comparison of bench/aarch64.sh, whose inputs include +-0).
  * - The rounding of the 16-bit conversions is FPCR's, round to nearest even
  *   unless a caller changed it (as the x86 paths follow MXCSR's for
- *   arithmetic; gx_kernels.c never changes either).
+ *   arithmetic; gx_dispatch.c never changes either).
  */
 #ifndef GX_ISA
 #error "src/simd/neon.h is not standalone: src/isa/neon.c includes it (GX_ISA)"

@@ -10,7 +10,7 @@ Usage::
 
 Needs numpy and mpmath; runs in about half a minute.
 
-What is tabulated (see src/gx_lut.h for how the kernels use it).  With
+What is tabulated (see src/math/gx_lut.h for how the kernels use it).  With
 a = |x| <= X (each table carries X, K, K2), the piece is
 i = min(rint(K a + K2 a^2), 31): pieces are narrow where the functions
 change fast in relative terms, so every piece sees about the same relative
@@ -41,7 +41,7 @@ lower ones after each rounding (weighted least squares at Chebyshev nodes,
 solved exactly in integers: lstsq_last; no BLAS and no libm, so the header
 has the same bits on every machine), so the rounding errors are absorbed; the
 printed comments give the worst fit error of each table measured at 2001
-points per piece.  PACKING (src/gx_lut.h):
+points per piece.  PACKING (src/math/gx_lut.h):
 m_5 and m_6 are stored with c_i's and H_i's bfloat16 bits as their low 16 bits,
 so only their top 16 bits are free (``with_low16``); the kernels take c_i and
 H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0

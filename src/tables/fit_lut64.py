@@ -8,7 +8,7 @@ Usage::
 
 Needs numpy and mpmath; runs in about a minute.
 
-The float32 tables' scheme (src/tables/fit_lut.py, src/gx_lut.h) in double: with
+The float32 tables' scheme (src/tables/fit_lut.py, src/math/gx_lut.h) in double: with
 a = |x| <= X = 5, piece i = min(floor(K a + K2 a^2 + K3 a^3 + T0), 15)
 (pieces narrow where q's log-derivative grows: see Index), centre c_i (a
 double with c/2 <= a <= 2c over the piece, so d = a - c is exact; c_0 = 0),
@@ -28,7 +28,7 @@ rounding, so the roundings are absorbed.  The
 comment of each table gives its worst weighted fit error measured at 1001
 points per piece, and rho = max |M| / |a q(a)|, the relative variation of q
 about H within a piece (the Horner roundings' weight in the error budget of
-src/gx_lut64.h).
+src/math/gx_lut64.h).
 """
 import os
 import sys

@@ -12,8 +12,8 @@ Needs numpy and mpmath; runs in about 15 s on 2 cores.  Every step is exact or
 done in mpmath at 50 digits and rounded to float32 by Python's own IEEE
 arithmetic, so the header does not depend on NumPy's BLAS.
 
-What is tabulated (src/gx_lut8.h says how the kernels use it).  The scheme
-of src/gx_lut.h (x B - M with x B exact inside one fma and M small) with 8
+What is tabulated (src/math/gx_lut8.h says how the kernels use it).  The scheme
+of src/math/gx_lut.h (x B - M with x B exact inside one fma and M small) with 8
 pieces instead of 32, so that one AVX2 ``vpermps`` (or one NEON ``tbl``)
 fetches a coefficient for a whole vector.  Wider pieces need two changes:
 
@@ -24,7 +24,7 @@ fetches a coefficient for a whole vector.  Wider pieces need two changes:
   0.03 (exact GELU), 0.13 (tanh form), 0.01 (SiLU, quick GELU) and 0.22
   (the derivatives, against their scale).  The kernels round B once and
   recover that rounding, and the one of the slope S + U d, exactly (the
-  error terms e of src/gx_lut8.h), so B need not be representable: H, S and
+  error terms e of src/math/gx_lut8.h), so B need not be representable: H, S and
   U are bfloat16 values, H a multiple of 2^-24 (forward; 2^-22 for the
   derivatives) so that H + 1/2 (H + 2) is exact.  U is capped so that
   |U d| <= |S| / 2 over the piece (S - (S + U d) is then exact, Sterbenz).
@@ -35,7 +35,7 @@ fetches a coefficient for a whole vector.  Wider pieces need two changes:
 Pieces: i = min(rint(K a + K2 a^2), 7).  Forward exact and tanh GELU: pieces
 0..6 cover [0, 4.5] (K2 = K/2: narrower as q's log-derivative grows) and
 piece 7 the positive side (4.5, 6] (x > 6 clamped; H = S = U = 0 there, see
-the POSITIVE SIDE of src/gx_lut.h); their derivatives: 8 pieces on [0, 4.5].
+the POSITIVE SIDE of src/math/gx_lut.h); their derivatives: 8 pieces on [0, 4.5].
 SiLU and quick GELU (and derivatives): 8 uniform pieces on [0, 8/c].  The
 centre c_i is a bfloat16 value with c/2 <= a <= 2c over the piece (d exact,
 Sterbenz; c_0 = 0).  PACKING: m_8 carries c's bfloat16 bits and m_7 H's in

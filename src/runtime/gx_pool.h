@@ -1,6 +1,6 @@
 /*
  * gx_pool.h -- gelu_ext's own thread pool: one per process,
- * passive wait, dynamic chunks, safe across fork().  Used by gx_kernels.c.
+ * passive wait, dynamic chunks, safe across fork().  Used by gx_dispatch.c.
  */
 #ifndef GX_POOL_H
 #define GX_POOL_H

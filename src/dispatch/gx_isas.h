@@ -1,7 +1,7 @@
 /*
  * gx_isas.h -- the one list of instruction sets.  Everything else derives
  * from it: the enum below, gx_best_isa and the dispatch tables
- * (gx_kernels.c), the ISA units' exported names (gx_kdefs.h), the
+ * (gx_dispatch.c), the ISA units' exported names (gx_kdefs.h), the
  * names Python sees (gx_isa_name: _ufuncs.ISA_NAMES, GELU_EXT_ISA,
  * show_config) and the vectorisation guard (tests/test_vectorised.py reads
  * each row's register prefix).
@@ -14,9 +14,11 @@
  *   LEVEL   0 for the scalar baseline, then 1, 2, ... in order of preference
  *   CPU     int CPU(void): 1 if this CPU (and OS) runs the path
  *   TARGET  the features its unit is compiled for, in GCC's target syntax:
- *           setup.py's ISA_FLAGS gives the unit these (-mavx2 -mfma -mf16c;
- *           tests/test_build_flags.py checks the two agree); "" for the
- *           baseline and for NEON, which take the build's own flags
+ *           the one place they are written: setup.py reads this column and
+ *           gives the unit these (-mavx2 -mfma -mf16c); "" for the
+ *           baseline and for NEON, which take the build's own flags.  A row
+ *           keeps X(ID, NAME, LEVEL, CPU, "TARGET", VREG) on its first line
+ *           or continuation lines, the shape setup.py's isa_targets parses
  *   VREG    a regular expression for its vector registers in objdump's
  *           output ("" baseline): %ymm, %zmm, v0.4s
  *
@@ -26,7 +28,7 @@
  * build has, so a row for another architecture names nothing here.
  *
  * Adding an ISA: its primitives header under src/simd/ (see gx_loop_f32.h, THE
- * PRIMITIVES), its unit src/isa/<NAME>.c with its flags in setup.py, its
+ * PRIMITIVES), its unit src/isa/<NAME>.c named in setup.py's ISA_UNITS, its
  * CPU check function below, and one row in its architecture's block
  * (README, "Adding an ISA").  Up to GX_ISA_SLOTS rows per architecture.
  */

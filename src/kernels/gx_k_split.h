@@ -12,7 +12,7 @@
  * frames.
  */
 #ifndef GX_ISA
-#error "src/gx_k_split.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_split.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 /* The float32 kernels: out[i] = the table formula where it covers x[i],
  * else full (the general double formula), i.e. the same bits as the

@@ -8,7 +8,7 @@
  * widened (exact), computed, and rounded back once (one block driver for
  * both types; what differs is the conversion pair, gx_half16).
  * float16: one instruction per vector where the ISA has it (GX_VEC16) and the
- * scalar round-to-nearest-even functions of gx_kernels.c elsewhere.
+ * scalar round-to-nearest-even functions of gx_dispatch.c elsewhere.
  * bfloat16: plain integer loops (gx_kernels.h) that GCC vectorises for each
  * path.  The same bits on every path either way.  The fused-bias forms round
  * x + b to the 16-bit type first, so they give the bits of the unfused op on
@@ -25,11 +25,11 @@
  *   one load per element elsewhere and with the plain_loads choice (AMD Zen
  *   5's gathers are slow: 2.9 against 4.2 Gelem/s).
  * The CPU-dependent choices (gx_choices, gx_kdefs.h) are the unit's
- * GX_FN(choices), which gx_fill (gx_kernels.c) sets; the pipeline reads
+ * GX_FN(choices), which gx_fill (gx_dispatch.c) sets; the pipeline reads
  * them per call.
  */
 #ifndef GX_ISA
-#error "src/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
@@ -203,7 +203,7 @@ static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint1
     gx_intp j = 0;
 #ifdef GX_HAVE_GATHER16
     if (!gather) {
-        /* gx_kernels.c's loop, built without the ISA's flags (here GCC
+        /* gx_dispatch.c's loop, built without the ISA's flags (here GCC
          * would vectorise it into gathers) */
         gx_lut16_plain(T, x, o, n);
         return;

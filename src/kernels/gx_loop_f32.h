@@ -71,7 +71,7 @@
  *   vf_store_bn(p, v)     optional (GX_HAVE_STORE_BN): vf_store_b's bits by
  *                         another instruction, in functions compiled with
  *                         GX_BN_TARGET; kernels with it are the bf16cvt loop
- *                         choice (gx_kernels.c)
+ *                         choice (gx_dispatch.c)
  * Optional helpers of an ISA, used where its header defines them:
  *   GX_HAVE_PACK_IDX      GX_FN(pack_idx)(bad, m, want, idx): the split's
  *                         packing (gx_k_split.h says what it returns)
@@ -86,7 +86,7 @@
  * never names a table's layout.
  */
 #ifndef GX_ISA
-#error "src/gx_loop_f32.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_loop_f32.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* What a loop computes (form): the forward formula, the derivative times g,

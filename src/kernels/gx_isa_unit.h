@@ -9,19 +9,19 @@
  * defines is static (the shared headers' functions are static inline:
  * GX_INLINE, gx_math.h) or carries the ISA's name (GX_FN: gx_k_<name>_<isa>),
  * so the linker can never hand a caller in another unit (the baseline's, or
- * gx_kernels.c's) this unit's copy of a function: the only name a unit
+ * gx_dispatch.c's) this unit's copy of a function: the only name a unit
  * exports is its data table gx_k_unit_<isa> (gx_kdefs.h, GX_ISA_UNIT_DECL),
  * and tests/test_isa_units.py checks the object code for that.
  */
 #ifndef GX_ISA
-#error "src/gx_isa_unit.h: define GX_ISA (the unit's row name in gx_isas.h) before including it"
+#error "src/kernels/gx_isa_unit.h: define GX_ISA (the unit's row name in gx_isas.h) before including it"
 #endif
-#include "gx_kernels.h"
-#include "gx_math.h"
-#include "gx_lut.h"
-#include "gx_lut64.h"
-#include "gx_lut8.h"
-#include "gx_atomic.h"
+#include "dispatch/gx_kernels.h"
+#include "math/gx_math.h"
+#include "math/gx_lut.h"
+#include "math/gx_lut64.h"
+#include "math/gx_lut8.h"
+#include "runtime/gx_atomic.h"
 #include "gx_kdefs.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * gx_kernels.h -- the array kernels behind the ufuncs: one contiguous kernel
  * per (operation, dtype, instruction set), a table that picks the instruction
- * set at run time, and the threaded driver (threads from gx_pool.c).  Used by src/_ufuncs.pyx.
+ * set at run time, and the threaded driver (threads from gx_pool.c).  Used by src/python/_ufuncs.pyx.
  */
 #ifndef GX_KERNELS_H
 #define GX_KERNELS_H
@@ -27,7 +27,7 @@ static inline size_t gx_itemsize(int dt)
     return dt == GX_F64 ? 8 : (dt == GX_F16 || dt == GX_BF16) ? 2 : 4;
 }
 
-/* The data pointer of a ufunc loop (src/_ufuncs.pyx) carries (op, dt) as
+/* The data pointer of a ufunc loop (src/python/_ufuncs.pyx) carries (op, dt) as
  * (op << 2) | dt: dt in the low 2 bits. */
 typedef char gx_ndt_fits_2_bits[GX_NDT <= 4 ? 1 : -1];
 static inline intptr_t gx_loop_code(int op, int dt) { return ((intptr_t)op << 2) | dt; }

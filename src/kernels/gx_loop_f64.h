@@ -19,7 +19,7 @@
  *                         first reads the column
  */
 #ifndef GX_ISA
-#error "src/gx_loop_f64.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_loop_f64.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 #ifdef GX_VEC

@@ -1,5 +1,5 @@
 /*
- * gx_kernels.c -- picks one row of GX_ISAS (gx_isas.h) at run time from the
+ * gx_dispatch.c -- picks one row of GX_ISAS (gx_isas.h) at run time from the
  * CPU's features, fills the dispatch tables from the ISA units' kernel
  * tables (gx_k_unit_<row>, from src/isa/<row>.c, one compile unit per row,
  * each with its ISA's flags) for the CPU's loop choices, and runs a contiguous call on
@@ -34,14 +34,14 @@
  *   depend on the thread count or on the schedule.
  */
 #include "gx_kernels.h"
-#include "gx_math.h"
-#include "gx_lut.h"
-#include "gx_lut64.h"
-#include "gx_lut8.h"
-#include "gx_pool.h"
-#include "gx_tls.h"
-#include "gx_atomic.h"
-#include "gx_kdefs.h"
+#include "math/gx_math.h"
+#include "math/gx_lut.h"
+#include "math/gx_lut64.h"
+#include "math/gx_lut8.h"
+#include "runtime/gx_pool.h"
+#include "runtime/gx_tls.h"
+#include "runtime/gx_atomic.h"
+#include "kernels/gx_kdefs.h"
 
 #include <fenv.h>
 #include <stdlib.h>

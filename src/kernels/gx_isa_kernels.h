@@ -2,11 +2,11 @@
  * gx_isa_kernels.h -- the kernels of one ISA unit (src/isa/<name>.c, which
  * defines GX_ISA and includes gx_isa_unit.h and its primitives header
  * first), gathered in the unit's one exported name, the data table
- * gx_k_unit_<isa> (gx_kdefs.h), from which gx_kernels.c fills the dispatch
+ * gx_k_unit_<isa> (gx_kdefs.h), from which gx_dispatch.c fills the dispatch
  * tables.
  */
 #ifndef GX_ISA
-#error "src/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"
+#error "src/kernels/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"
 #endif
 /* The unit's loop choices (gx_kdefs.h): written by gx_fill before any of
  * its kernels runs, read by them per call. */
@@ -20,7 +20,7 @@ static gx_choices GX_FN(choices);
 #include "gx_k_16bit.h"         /* the float16 and bfloat16 kernels */
 
 /* The unit's kernels, the one name it exports (gx_kdefs.h, gx_isa_unit):
- * data only, so no code of the unit runs before gx_kernels.c has checked
+ * data only, so no code of the unit runs before gx_dispatch.c has checked
  * that the CPU has its ISA (the dispatch tables are filled there, by
  * gx_fill, compiled with the build's own flags).  One row per row of
  * gx_ops.h. */

@@ -19,7 +19,7 @@
  * (gx_k_instances.h).
  */
 #ifndef GX_ISA
-#error "src/gx_k_forms.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_forms.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* Element functions: one input (x), or two (x and v: a derivative's g). */

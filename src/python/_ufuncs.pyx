@@ -18,7 +18,7 @@ Design:
   array is in use): the loops register as ml_dtypes imports, whoever
   imports it (``_AfterMlDtypes``).
 - The inner loop hands contiguous runs straight to the C kernels (which are
-  vectorised per ISA and threaded, see gx_kernels.c).  Strided and broadcast
+  vectorised per ISA and threaded, see gx_dispatch.c).  Strided and broadcast
   runs are gathered in chunks of ``_CHUNK`` elements into stack
   buffers, computed by the same contiguous kernel, and scattered back: one
   formula for every layout, no second implementation to keep in step.
@@ -45,7 +45,7 @@ cdef extern from "numpy/arrayobject.h":
 cnp.import_array()
 cnp.import_ufunc()
 
-cdef extern from "gx_pool.h" nogil:
+cdef extern from "runtime/gx_pool.h" nogil:
     int gx_pool_default_threads()
     int gx_pool_threaded()
     int gx_pool_workers()
@@ -54,12 +54,12 @@ cdef extern from "gx_pool.h" nogil:
     void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
     const char *gx_pool_stat_name(int i)
 
-cdef extern from "gx_pool_probe.h" nogil:
+cdef extern from "runtime/gx_pool_probe.h" nogil:
     long gx_probe_run()
     long gx_probe_held()
     void gx_probe_release()
 
-cdef extern from "gx_kernels.h" nogil:
+cdef extern from "dispatch/gx_kernels.h" nogil:
     ctypedef Py_ssize_t gx_intp
     enum: GX_NOPS
     int GX_F32, GX_F64, GX_F16, GX_BF16
@@ -156,7 +156,7 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
 
 cdef cnp.PyUFuncGenericFunction _funcs[GX_NOPS][3]
 cdef void *_data[GX_NOPS][3]
-cdef char _types[GX_NOPS][12]      # 3 dtypes x (at most 3 inputs + 1 output): gx_kernels.c checks nin
+cdef char _types[GX_NOPS][12]      # 3 dtypes x (at most 3 inputs + 1 output): gx_dispatch.c checks nin
 
 
 cdef object _make(int op):
@@ -370,7 +370,7 @@ def _array_at(intptr_t address, tuple shape, tuple strides, cnp.dtype dtype, obj
 
 # ---------------------------------------------------------- configuration --
 
-# the rows of src/gx_isas.h this build has, in order of preference
+# the rows of src/dispatch/gx_isas.h this build has, in order of preference
 ISA_NAMES = tuple(gx_isa_name(i).decode() for i in range(gx_nisa()))
 
 
@@ -413,15 +413,15 @@ def _apply_at(intptr_t code, tuple ins, intptr_t out, gx_intp n, int nthreads):
 
 def _isa_table():
     """name -> (level, GCC target flags, a regular expression for its vector
-    registers in objdump's output) for every row of src/gx_isas.h this build
+    registers in objdump's output) for every row of src/dispatch/gx_isas.h this build
     has."""
     return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
             for i in range(gx_nisa())}
 
 
 def _f32_pieces(name):
-    """The float32 tables ISA path ``name`` reads: 8 (src/gx_lut8.h) or 32
-    (src/gx_lut.h); a path gives the bits of that file's scalar twins."""
+    """The float32 tables ISA path ``name`` reads: 8 (src/math/gx_lut8.h) or 32
+    (src/math/gx_lut.h); a path gives the bits of that file's scalar twins."""
     if name not in ISA_NAMES:
         raise ValueError(f"isa must be one of {ISA_NAMES}, got {name!r}")
     return gx_isa_f32_pieces(ISA_NAMES.index(name))
@@ -458,7 +458,7 @@ def _best_isa():
 
 
 def _compiled_isas():
-    """The paths this build has: every row of src/gx_isas.h for its architecture."""
+    """The paths this build has: every row of src/dispatch/gx_isas.h for its architecture."""
     return ISA_NAMES
 
 
@@ -499,7 +499,7 @@ atexit.register(_pool_shutdown)
 
 
 def _pool_probe_run():
-    """For tests (src/gx_pool_probe.h): run a two-thread job whose worker
+    """For tests (src/runtime/gx_pool_probe.h): run a two-thread job whose worker
     holds its chunk until ``_pool_probe_release()``, so the owner pulls it
     onto its core; returns the worker's thread id (0: none joined, -1: not
     Linux).  Call it on a thread of its own."""

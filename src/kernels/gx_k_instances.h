@@ -9,7 +9,7 @@
  * g is read by the derivatives' only.
  */
 #ifndef GX_ISA
-#error "src/gx_k_instances.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_instances.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* ReLU: streaming in prefetching blocks on large arrays, unless the CPU's

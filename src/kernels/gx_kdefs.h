@@ -2,7 +2,7 @@
  * gx_kdefs.h -- what every kernel file uses, whatever the ISA: the naming of
  * per-ISA kernels (GX_FN), the bit helpers of the split masks, software
  * prefetch and the block sizes, and the names each ISA unit (src/isa/)
- * exports.  Included by gx_kernels.c and by every unit (gx_isa_unit.h).
+ * exports.  Included by gx_dispatch.c and by every unit (gx_isa_unit.h).
  */
 #ifndef GX_KDEFS_H
 #define GX_KDEFS_H
@@ -119,7 +119,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
 enum { GX_OPS(GX_KID_ROW_) };
 #undef GX_KID_ROW_
 
-/* The CPU-dependent loop choices (gx_kernels.c sets them from the CPU; the
+/* The CPU-dependent loop choices (gx_dispatch.c sets them from the CPU; the
  * private setters change them and refill every table); the same bits
  * either way.  Each ISA unit has its own copy, GX_FN(choices), which its
  * kernels read and gx_fill writes.
@@ -150,7 +150,7 @@ typedef struct {
     extern const gx_isa_unit GX_PASTE3(gx_k, unit, NAME);
 GX_ISAS(GX_ISA_UNIT_DECL)
 
-/* o[j] = T[x[j]], one load per element: compiled in gx_kernels.c with the
+/* o[j] = T[x[j]], one load per element: compiled in gx_dispatch.c with the
  * build's own flags, where no gather exists to vectorise it into (the
  * plain_loads choice of the 16-bit result tables, gx_k_16bit.h). */
 void gx_lut16_plain(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n);
