@@ -3,7 +3,7 @@
 Every ufunc of the op table gets a bfloat16 loop at import
 (src/python/_ufuncs.pyx, ``_register_bfloat16``): the float32 kernel on the widened
 input (exact), rounded once to bfloat16, nearest even
-(src/kernels/gx_k_16bit.h, ``gx_run_16bit``).  bfloat16 has 65,536 values, so
+(src/kernels/gx_k_16bit.h, ``GX_FN(run_16bit)``).  bfloat16 has 65,536 values, so
 accuracy, special values, ISA paths and the rounding are checked on all of
 them.  The reference for accuracy:
 

@@ -1,7 +1,7 @@
 /*
  * gx_k_16bit.h -- the float16 and bfloat16 kernels, per ISA (included by
  * gx_isa_kernels.h after the float32 kernels they run): one kernel per
- * type, for every op, which runs the 16-bit pipeline (gx_run_16bit) on the
+ * type, for every op, which runs the 16-bit pipeline (GX_FN(run_16bit)) on the
  * op's row of gx_ops.h.
  *
  * 16-bit arrays run the float32 kernels: each block of GX_HALF_B elements is
@@ -66,7 +66,7 @@ static GX_NOINLINE void GX_FN(f2b)(const float *f, uint16_t *h, int n)
  * elements its table does not cover, which gx_pack and gx_gather_u16 then
  * pack as they are (16-bit), and which are widened, computed by the row's
  * general formula (float32 results, as in the float32 split), rounded back
- * and put back: per element the bits of the block pipeline (gx_run_16bit),
+ * and put back: per element the bits of the block pipeline (GX_FN(run_16bit)),
  * which widens a block, runs the float32 kernel and narrows it.  The
  * widening and rounding run over the packed buffer with the vector
  * conversions on whole vectors (through the scalar gx_half_to_float /

@@ -68,7 +68,7 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * -fstack-usage, AVX-512): 194 KiB for a two-input float32 split, 130 KiB
  * for a one-input one, 113 KiB for a float64 split, 209 KiB for a 16-bit
  * one-pass kernel; the deepest chain, a 16-bit fused-bias gradient
- * (gx_run_16bit 36 KiB, the bias block 16 KiB, the float32 split), ~247 KiB.
+ * (GX_FN(run_16bit) 36 KiB, the bias block 16 KiB, the float32 split), ~247 KiB.
  * The pool's workers get >= 1 MiB (gx_pool.c). */
 #ifndef GX_SPLIT_B
 #define GX_SPLIT_B 8192

@@ -417,7 +417,7 @@ static GX_NOINLINE int GX_FN(sig_gate)(const gx_f32_table *T, const float *x, co
 /* The same loops on 16-bit arrays (x, for a derivative g, and the result
  * float16 or bfloat16): each vector is widened in registers (exact), runs
  * the float32 body, and is rounded back to 16 bits by the very rounding of
- * the block pipeline's narrowing (gx_k_16bit.h, gx_run_16bit), so the
+ * the block pipeline's narrowing (gx_k_16bit.h, GX_FN(run_16bit)), so the
  * same bits as widening a block, running the float32 loop and narrowing
  * it, in one pass over the data.  _f16 float16, _bf16 bfloat16, _bf16_insn
  * bfloat16 rounded by the CPU's own conversion (vf_store_bn).  Forward

@@ -113,7 +113,7 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
-    bfloat16 run the float32 kernels in C (gx_k_16bit.h, gx_run_16bit)."""
+    bfloat16 run the float32 kernels in C (gx_k_16bit.h, GX_FN(run_16bit))."""
     cdef intptr_t code = <intptr_t>data
     cdef int op = gx_loop_op(code), dt = gx_loop_dt(code)
     cdef int nin = gx_nin(op), k

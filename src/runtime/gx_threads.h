@@ -119,7 +119,7 @@ static inline int gx_thread_start(gx_thread_fn fn, size_t arg)
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     /* the kernels keep up to ~250 KiB of block buffers on the stack (a
-     * float16 fused-bias gradient: gx_run_16bit, the bias block and the
+     * float16 fused-bias gradient: GX_FN(run_16bit), the bias block and the
      * float32 split): 1 MiB where the default is smaller (musl) */
     if (pthread_attr_getstacksize(&at, &ss) == 0 && ss < ((size_t)1 << 20))
         pthread_attr_setstacksize(&at, (size_t)1 << 20);
