@@ -153,6 +153,11 @@ SCENARIOS = {
     ''',
     "pulled, left alone": PULL + textwrap.dedent(r'''
         tid = pull_then(lambda tid, core: None)
+        # the calls after the probe may pull it again (a loaded machine
+        # descheduled it mid-chunk); with no call running, any pull is undone
+        end = time.monotonic() + 10
+        while os.sched_getaffinity(tid) != every and time.monotonic() < end:
+            time.sleep(0.01)
         if os.sched_getaffinity(tid) != every:
             fail(f"the pulled worker's mask {os.sched_getaffinity(tid)}, was {every}")
     '''),
