@@ -44,7 +44,7 @@ LAYOUTS = ["contiguous", "0-d", "empty", "transposed", "sliced", "broadcast"]
 
 
 def nin(name):
-    return len(_ops._OPS[name][2])
+    return len(_ops._OPS[name].args)
 
 
 def make(shape, dtype, seed, scale=3.0):

@@ -155,7 +155,7 @@ def test_torchscript_exporter_of_a_patched_model(opset):
 
 def test_translation_table_covers_every_forward_op():
     from gelu_ext.torch.onnx import ONNX_TRANSLATIONS
-    forward = {name for name, row in _ops._OPS.items() if row[3] is not None}
+    forward = {name for name, spec in _ops._OPS.items() if spec.grad is not None}
     assert forward == set(FORWARD_OPS)
     assert set(ONNX_TRANSLATIONS) == {_ops.OPS[name].default for name in FORWARD_OPS}
 

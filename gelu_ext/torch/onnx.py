@@ -107,7 +107,7 @@ def _emit(e, name, args):
     """Op ``name``'s graph for ``args`` (its schema's arguments), with the
     emitter ``e``: tensors of mixed dtypes are first cast to the one torch
     promotes them to, in which our kernels compute too."""
-    n = len(_OPS[name][2])
+    n = len(_OPS[name].args)
     tensors = e.promote(args[:n])
     return _BUILD[name](e, *tensors, *args[n:])
 
@@ -220,8 +220,8 @@ class _TorchScriptEmitter:
 
 def _torchscript_symbolic(name):
     from torch.onnx import symbolic_helper
-    tensors = _OPS[name][2]
-    has_approximate = "approximate" in _OPS[name][0]
+    tensors = _OPS[name].args
+    has_approximate = _OPS[name].has_approximate
 
     def symbolic(g, *args):
         return _emit(_TorchScriptEmitter(g), name, args)
