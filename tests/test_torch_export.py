@@ -35,7 +35,7 @@ from gelu_ext.torch import _ops                            # noqa: E402
 pytestmark = pytest.mark.filterwarnings(
     r"ignore:`isinstance\(treespec, LeafSpec\)` is deprecated:FutureWarning")
 
-FORWARD_OPS = ["gelu", "gelu_bias", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
+FORWARD_OPS = [t.name for t in _ops._spec.TORCH_OPS if t.grad]
 TS_DEPRECATED = "legacy TorchScript-based ONNX export"
 # ONNX Runtime's float32 kernels against ours (<= 1 ULP): relative in the
 # bulk, absolute in the tails, where its Gelu is 156 ULP off (README)
