@@ -29,6 +29,7 @@ Design:
 #                      the tanh formula with sqrt(2/pi) truncated to 10 digits
 #   quick_gelu         x sigmoid(1.702 x)
 #   relu               nn.ReLU
+#   relu2              ReLUSquaredActivation: square(relu(x)) (Primer)
 #   silu, swish        F.silu / nn.SiLU: x sigmoid(x)
 from ._spec import HF_NAMES as _HF_NAMES      # (the spec's ACTIVATIONS)
 
@@ -79,6 +80,7 @@ def activation(name):
     ``gelu_fast``                                       approximate="tanh")``
     ``quick_gelu``                                      ``quick_gelu``
     ``relu``                                            ``relu``
+    ``relu2``                                           ``relu2``
     ``silu``, ``swish``                                 ``silu``
     ==================================================  =======================
 

@@ -96,6 +96,10 @@ OPS = (
     Op("relu", "plain", ("x",), "relu",
        "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.",
        grad="relu_grad", reference="ref_relu", bounds=_bounds(0, 0, 0), exact=True),
+    Op("relu2", "plain", ("x",), "relu2",
+       "squared ReLU, relu(x)^2 (Primer), elementwise, correctly rounded;\n"
+       "NaN stays NaN, x <= 0 gives 0.0.",
+       grad="relu2_grad", reference="ref_relu2", bounds=_bounds(0.5, 0.5, 0.5), exact=True),
     Op("gelu_erf", "plain", ("x",), "gelu_erf",
        "Exact GELU, x * Phi(x) with Phi the standard normal CDF, elementwise.\n" + _ULP1,
        grad="gelu_erf_grad", **_mp("gelu_erf"), bounds=_bounds(1, 2, 1)),
@@ -136,6 +140,18 @@ OPS = (
     >>> import numpy as np
     >>> relu_grad(np.array([-1.0, 0.0, 2.0]), np.array([5.0, 5.0, 5.0]))
     array([0., 0., 5.])
+    '''),
+    Op("relu2_grad", "plain", ("x", "g"), "relu2_grad",
+       "2x g where x > 0, else 0 (NaN for NaN x, as PyTorch), correctly rounded.",
+       reference="ref_relu2_grad", bounds=_bounds(0.5, 0.5, 0.5), exact=True,
+       thin='''Backward pass of squared ReLU, ``relu(x)**2``: ``2 x grad`` where
+    ``x > 0``, else 0 (NaN in ``x`` gives NaN, as PyTorch), rounded once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> relu2_grad(np.array([-1.0, 0.0, 3.0]), np.array([5.0, 5.0, 5.0]))
+    array([ 0.,  0., 30.])
     '''),
     Op("gelu_erf_grad", "plain", ("x", "g"), "gelu_erf_grad",
        "(Phi(x) + x phi(x)) * g: the backward pass of exact GELU.",
@@ -208,6 +224,7 @@ ACTIVATIONS = (
                "GELU", (("approximate", "tanh"),), gate=("gelu", "tanh")),
     Activation("quick_gelu", "quick_gelu", ("quick_gelu",), "QuickGELU"),
     Activation("relu", "relu", ("relu",), "ReLU", copy=("inplace",), torch_class="ReLU"),
+    Activation("relu2", "relu2", ("relu2",), "ReLUSquared"),
     Activation("silu", "silu", ("silu", "swish"), "SiLU", copy=("inplace",), torch_class="SiLU",
                gate=("silu", "none")),
 )
@@ -256,6 +273,8 @@ TORCH_OPS = (
             (("gelu_{}_bias", (0, 1)),), ("x", "bias"), grad="gelu_bias_grad", d1="gelu_grad"),
     TorchOp("relu", _UNARY, "plain", (("relu", (0,)),), ("x",), grad="relu_grad",
             d1="relu_grad", module="ReLU", functional="relu"),
+    TorchOp("relu2", _UNARY, "plain", (("relu2", (0,)),), ("x",), grad="relu2_grad",
+            d1="relu2_grad", module="ReLUSquared", functional="relu2"),
     TorchOp("silu", _UNARY, "plain", (("silu", (0,)),), ("x",), grad="silu_grad",
             d1="silu_grad", module="SiLU", functional="silu"),
     TorchOp("quick_gelu", _UNARY, "plain", (("quick_gelu", (0,)),), ("x",),
@@ -275,6 +294,8 @@ TORCH_OPS = (
             d2="gelu_{}"),
     TorchOp("relu_grad", _GRAD, "plain", (("relu_grad", (0, 1)),), ("x", "grad"),
             d1="relu_grad", d2="relu"),
+    TorchOp("relu2_grad", _GRAD, "plain", (("relu2_grad", (0, 1)),), ("x", "grad"),
+            d1="relu2_grad", d2="relu2"),
     TorchOp("silu_grad", _GRAD, "plain", (("silu_grad", (0, 1)),), ("x", "grad"),
             d1="silu_grad", d2="silu"),
     TorchOp("quick_gelu_grad", _GRAD, "plain", (("quick_gelu_grad", (0, 1)),), ("x", "grad"),

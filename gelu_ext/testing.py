@@ -30,7 +30,7 @@ from ._spec import Bound
 __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_error",
            "grad_terms", "grad_scale", "REFERENCE", "MP_REFERENCE",
            "ref_gelu_erf", "ref_gelu_tanh", "ref_relu", "ref_gelu_erf_grad",
-           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_silu", "ref_quick_gelu",
+           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_relu2", "ref_relu2_grad", "ref_silu", "ref_quick_gelu",
            "ref_silu_grad", "ref_quick_gelu_grad", "mp_gelu_erf", "mp_gelu_tanh",
            "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "mp_silu", "mp_quick_gelu",
            "mp_silu_grad", "mp_quick_gelu_grad", "assert_same_bits",
@@ -225,6 +225,21 @@ def ref_relu(x):
     """max(x, 0) with NaN kept and -0.0 -> 0.0, in x's dtype."""
     x = np.asarray(x)
     return np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
+
+
+def ref_relu2(x):
+    """relu(x)^2 in float64 (exact for float32 and 16-bit x): NaN kept, x <= 0 -> 0.0."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return np.where(x < 0, 0.0, x * x)
+
+
+def ref_relu2_grad(x, g=None):
+    """2x (times ``g``) where x > 0, NaN for NaN x, else 0, in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    g = 1.0 if g is None else np.asarray(g, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x <= 0, 0.0, (x + x) * g)
 
 
 def ref_silu(x):

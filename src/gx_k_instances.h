@@ -17,6 +17,11 @@ GX_UNARY(relu_f32_plain, float, x, GX_RELU(x))
 GX_UNARY(relu_f64_plain, double, x, GX_RELU(x))
 GX_BINARY(relu_grad_f32_plain, float, x, g, (x > 0 ? g : 0.0f))
 GX_BINARY(relu_grad_f64_plain, double, x, g, (x > 0 ? g : 0.0))
+/* squared ReLU: the plain loops (16-bit: gx_k_16bit.h, as every op) */
+GX_UNARY(relu2_f32, float, x, gx_relu2_f32(x))
+GX_UNARY(relu2_f64, double, x, gx_relu2_f64(x))
+GX_BINARY(relu2_grad_f32, float, x, g, gx_relu2_grad_f32(x, g))
+GX_BINARY(relu2_grad_f64, double, x, g, gx_relu2_grad_f64(x, g))
 
 /* float64: the double-double formulas of gx_math.h, elementwise (gradients
  * multiply in double and round once); exact and tanh GELU in double lanes

@@ -555,4 +555,23 @@ GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((
 /* x > 0 ? x : 0, but NaN stays NaN and -0.0 gives +0.0 (as PyTorch). */
 #define GX_RELU(x) ((x) > 0 ? (x) : ((x) != (x) ? (x) : 0))
 
+/* ------------------------------------------------------- squared ReLU -- */
+
+/* relu(x)^2 (Primer, Nemotron; transformers' "relu2"): x * x, one rounding
+ * (a float16 or bfloat16 x squared is exact in float32, so the 16-bit path
+ * rounds once too); NaN stays NaN, x <= 0 and -0.0 give +0.0, as torch's
+ * square(relu(x)). */
+GX_INLINE float gx_relu2_f32(float x) { return x < 0 ? 0.0f : x * x; }
+GX_INLINE double gx_relu2_f64(double x) { return x < 0 ? 0.0 : x * x; }
+/* Its derivative times g, 2x g for x > 0 (NaN x gives NaN, as torch's
+ * grad * (2 x) through relu's backward), else 0, rounded once: float32 in
+ * double, where 2x g of two floats is exact (2x in float overflows for
+ * x >= 2^127 where 2x g may not); float64 (x + x) * g, 2x exact below
+ * DBL_MAX / 2. */
+GX_INLINE float gx_relu2_grad_f32(float x, float g)
+{
+    return x <= 0 ? 0.0f : (float)(((double)x + (double)x) * (double)g);
+}
+GX_INLINE double gx_relu2_grad_f64(double x, double g) { return x <= 0 ? 0.0 : (x + x) * g; }
+
 #endif /* GX_MATH_H */

@@ -63,7 +63,7 @@ class EveryOp(torch.nn.Module):
     def forward(self, x):
         g, u = self.gate(x), self.up(x)
         h = (self.swiglu(g, u) + self.geglu(g, u) + GF.geglu(g, u) + GF.quick_gelu(g)
-             + GF.gelu(g, bias=self.bias) + GF.gelu(g, "tanh", bias=self.bias))
+             + GF.gelu(g, bias=self.bias) + GF.gelu(g, "tanh", bias=self.bias) + GF.relu2(u))
         return torch.stack([act(h) for act in self.acts])
 
 

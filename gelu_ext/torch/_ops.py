@@ -397,8 +397,12 @@ def _d2_relu(x):
     return torch.zeros_like(x)
 
 
+def _d2_relu2(x):      # (relu(x)^2)'' = 2 for x > 0, else 0
+    return torch.where(x > 0, 2.0, 0.0).to(x.dtype)
+
+
 # activation (a ufunc name of the spec's d2) -> its second derivative
-_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu,
+_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu, "relu2": _d2_relu2,
        "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q)}
 
 

@@ -37,6 +37,10 @@ def torch_relu(x: torch.Tensor) -> torch.Tensor:
     return F.relu(x)
 
 
+def torch_relu2(x: torch.Tensor) -> torch.Tensor:
+    return torch.square(F.relu(x))
+
+
 def torch_silu(x: torch.Tensor) -> torch.Tensor:
     return F.silu(x)
 
@@ -55,7 +59,7 @@ def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none")
 
 # forward op name -> torch's form (same arguments as the op's schema)
 TORCH_FORMS = {
-    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "silu": torch_silu,
+    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2, "silu": torch_silu,
     "quick_gelu": torch_quick_gelu, "swiglu": torch_swiglu, "geglu": torch_geglu,
 }
 
@@ -104,6 +108,12 @@ def relu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
     if not ours(input):
         return F.relu(input, inplace=inplace)
     return _inplace(input, "relu") if inplace else _ops.relu(input)
+
+
+def relu2(input: torch.Tensor) -> torch.Tensor:
+    if ours(input):
+        return _ops.relu2(input)
+    return torch_relu2(input)
 
 
 def silu(input: torch.Tensor, inplace: bool) -> torch.Tensor:

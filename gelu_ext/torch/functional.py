@@ -24,7 +24,7 @@ import torch
 from . import _script
 from ._ops import check_approximate
 
-__all__ = ["gelu", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
+__all__ = ["gelu", "relu", "relu2", "silu", "quick_gelu", "swiglu", "geglu"]
 
 
 def _check_tensor(name, t):
@@ -58,6 +58,12 @@ def relu(input, inplace=False):
     """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
     _check_tensor("input", input)
     return _script.relu(input, inplace)
+
+
+def relu2(input):
+    """Squared ReLU, ``relu(input) ** 2`` (Primer; Hugging Face's ``relu2``)."""
+    _check_tensor("input", input)
+    return _script.relu2(input)
 
 
 def silu(input, inplace=False):

@@ -12,7 +12,7 @@ from . import functional as GF
 from . import _script
 from ._ops import check_approximate
 
-__all__ = ["GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
+__all__ = ["GELU", "ReLU", "ReLUSquared", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
 
 
 class GELU(torch.nn.Module):
@@ -50,6 +50,15 @@ class ReLU(_InplaceActivation):
         if torch.jit.is_scripting():
             return _script.relu(input, self.inplace)
         return GF.relu(input, self.inplace)
+
+
+class ReLUSquared(torch.nn.Module):
+    """``relu(x) ** 2`` (Primer, Nemotron; transformers' ``ReLUSquaredActivation``)."""
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.relu2(input)
+        return GF.relu2(input)
 
 
 class SiLU(_InplaceActivation):

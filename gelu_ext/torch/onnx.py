@@ -90,12 +90,17 @@ def _sigmoid_gate(e, x, k=None):
     return e.op("Mul", x, s)
 
 
+def _square(e, r):
+    return e.op("Mul", r, r)
+
+
 # forward op -> builder(emitter, *tensors, [approximate]), arguments as the
 # op's schema; the tensors are already of one dtype (``_emit``).
 _BUILD = {
     "gelu": lambda e, x, approximate="none": _gelu(e, x, approximate),
     "gelu_bias": lambda e, x, bias, approximate="none": _gelu(e, e.op("Add", x, bias), approximate),
     "relu": lambda e, x: e.op("Relu", x),
+    "relu2": lambda e, x: _square(e, e.op("Relu", x)),
     "silu": lambda e, x: _sigmoid_gate(e, x),
     "quick_gelu": lambda e, x: _sigmoid_gate(e, x, _Q),
     "swiglu": lambda e, gate, up: e.op("Mul", _sigmoid_gate(e, gate), up),
@@ -168,6 +173,10 @@ def _onnx_relu(x):
     return _emit(_OnnxScriptEmitter(), "relu", (x,))
 
 
+def _onnx_relu2(x):
+    return _emit(_OnnxScriptEmitter(), "relu2", (x,))
+
+
 def _onnx_silu(x):
     return _emit(_OnnxScriptEmitter(), "silu", (x,))
 
@@ -184,7 +193,7 @@ def _onnx_geglu(gate, up, approximate: str = "none"):
     return _emit(_OnnxScriptEmitter(), "geglu", (gate, up, approximate))
 
 
-_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu,
+_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu, "relu2": _onnx_relu2,
                "silu": _onnx_silu, "quick_gelu": _onnx_quick_gelu, "swiglu": _onnx_swiglu,
                "geglu": _onnx_geglu}
 
