@@ -114,6 +114,16 @@ def relu2_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _Array
 @overload
 def relu2_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...
 @overload
+def relu6_grad(x: _Scalar, grad: _Scalar | None = None, *,  # type: ignore[overload-overlap]
+    out: None = None) -> np.floating[Any]: ...
+@overload
+def relu6_grad(x: _NumPyIn, grad: _NumPyIn | None = None, *,
+    out: None = None) -> NDArray[np.floating[Any]]: ...
+@overload
+def relu6_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _ArrayT: ...
+@overload
+def relu6_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...
+@overload
 def silu_grad(x: _Scalar, grad: _Scalar | None = None, *,  # type: ignore[overload-overlap]
     out: None = None) -> np.floating[Any]: ...
 @overload
@@ -136,6 +146,7 @@ def quick_gelu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) 
 # the ufuncs: x; x, b; gate, up; x, g; x, g, b; gate, up, g
 relu: np.ufunc
 relu2: np.ufunc
+relu6: np.ufunc
 gelu_erf: np.ufunc
 gelu_tanh: np.ufunc
 silu: np.ufunc

@@ -30,6 +30,7 @@ Design:
 #   quick_gelu         x sigmoid(1.702 x)
 #   relu               nn.ReLU
 #   relu2              ReLUSquaredActivation: square(relu(x)) (Primer)
+#   relu6              nn.ReLU6: min(max(x, 0), 6)
 #   silu, swish        F.silu / nn.SiLU: x sigmoid(x)
 from ._spec import HF_NAMES as _HF_NAMES      # (the spec's ACTIVATIONS)
 
@@ -81,6 +82,7 @@ def activation(name):
     ``quick_gelu``                                      ``quick_gelu``
     ``relu``                                            ``relu``
     ``relu2``                                           ``relu2``
+    ``relu6``                                           ``relu6``
     ``silu``, ``swish``                                 ``silu``
     ==================================================  =======================
 

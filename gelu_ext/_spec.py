@@ -100,6 +100,10 @@ OPS = (
        "squared ReLU, relu(x)^2 (Primer), elementwise, correctly rounded;\n"
        "NaN stays NaN, x <= 0 gives 0.0.",
        grad="relu2_grad", reference="ref_relu2", bounds=_bounds(0.5, 0.5, 0.5), exact=True),
+    Op("relu6", "plain", ("x",), "relu6",
+       "ReLU6, min(max(x, 0), 6) elementwise, as torch.nn.ReLU6; NaN and -0.0\n"
+       "stay as they are.",
+       grad="relu6_grad", reference="ref_relu6", bounds=_bounds(0, 0, 0), exact=True),
     Op("gelu_erf", "plain", ("x",), "gelu_erf",
        "Exact GELU, x * Phi(x) with Phi the standard normal CDF, elementwise.\n" + _ULP1,
        grad="gelu_erf_grad", **_mp("gelu_erf"), bounds=_bounds(1, 2, 1)),
@@ -152,6 +156,19 @@ OPS = (
     >>> import numpy as np
     >>> relu2_grad(np.array([-1.0, 0.0, 3.0]), np.array([5.0, 5.0, 5.0]))
     array([ 0.,  0., 30.])
+    '''),
+    Op("relu6_grad", "plain", ("x", "g"), "relu6_grad",
+       "g where 0 < x < 6, else 0 (0 for NaN x, as PyTorch's ReLU6).",
+       reference="ref_relu6_grad", bounds=_bounds(0, 0, 0), exact=True,
+       thin='''Backward pass of ReLU6: ``grad`` where ``0 < x < 6``, else 0.
+
+    As PyTorch's ``hardtanh_backward``: 0 at both kinks and for NaN ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> relu6_grad(np.array([-1.0, 3.0, 6.0]), np.array([5.0, 5.0, 5.0]))
+    array([0., 5., 0.])
     '''),
     Op("gelu_erf_grad", "plain", ("x", "g"), "gelu_erf_grad",
        "(Phi(x) + x phi(x)) * g: the backward pass of exact GELU.",
@@ -225,6 +242,7 @@ ACTIVATIONS = (
     Activation("quick_gelu", "quick_gelu", ("quick_gelu",), "QuickGELU"),
     Activation("relu", "relu", ("relu",), "ReLU", copy=("inplace",), torch_class="ReLU"),
     Activation("relu2", "relu2", ("relu2",), "ReLUSquared"),
+    Activation("relu6", "relu6", ("relu6",), "ReLU6", copy=("inplace",), torch_class="ReLU6"),
     Activation("silu", "silu", ("silu", "swish"), "SiLU", copy=("inplace",), torch_class="SiLU",
                gate=("silu", "none")),
 )
@@ -275,6 +293,8 @@ TORCH_OPS = (
             d1="relu_grad", module="ReLU", functional="relu"),
     TorchOp("relu2", _UNARY, "plain", (("relu2", (0,)),), ("x",), grad="relu2_grad",
             d1="relu2_grad", module="ReLUSquared", functional="relu2"),
+    TorchOp("relu6", _UNARY, "plain", (("relu6", (0,)),), ("x",), grad="relu6_grad",
+            d1="relu6_grad", module="ReLU6", functional="relu6"),
     TorchOp("silu", _UNARY, "plain", (("silu", (0,)),), ("x",), grad="silu_grad",
             d1="silu_grad", module="SiLU", functional="silu"),
     TorchOp("quick_gelu", _UNARY, "plain", (("quick_gelu", (0,)),), ("x",),
@@ -296,6 +316,8 @@ TORCH_OPS = (
             d1="relu_grad", d2="relu"),
     TorchOp("relu2_grad", _GRAD, "plain", (("relu2_grad", (0, 1)),), ("x", "grad"),
             d1="relu2_grad", d2="relu2"),
+    TorchOp("relu6_grad", _GRAD, "plain", (("relu6_grad", (0, 1)),), ("x", "grad"),
+            d1="relu6_grad", d2="relu6"),
     TorchOp("silu_grad", _GRAD, "plain", (("silu_grad", (0, 1)),), ("x", "grad"),
             d1="silu_grad", d2="silu"),
     TorchOp("quick_gelu_grad", _GRAD, "plain", (("quick_gelu_grad", (0, 1)),), ("x", "grad"),

@@ -30,7 +30,8 @@ from ._spec import Bound
 __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_error",
            "grad_terms", "grad_scale", "REFERENCE", "MP_REFERENCE",
            "ref_gelu_erf", "ref_gelu_tanh", "ref_relu", "ref_gelu_erf_grad",
-           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_relu2", "ref_relu2_grad", "ref_silu", "ref_quick_gelu",
+           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_relu2", "ref_relu2_grad", "ref_relu6",
+           "ref_relu6_grad", "ref_silu", "ref_quick_gelu",
            "ref_silu_grad", "ref_quick_gelu_grad", "mp_gelu_erf", "mp_gelu_tanh",
            "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "mp_silu", "mp_quick_gelu",
            "mp_silu_grad", "mp_quick_gelu_grad", "assert_same_bits",
@@ -240,6 +241,20 @@ def ref_relu2_grad(x, g=None):
     g = 1.0 if g is None else np.asarray(g, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(x <= 0, 0.0, (x + x) * g)
+
+
+def ref_relu6(x):
+    """min(max(x, 0), 6) in float64: NaN and -0.0 kept, as torch's clamp."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x < 0, 0.0, np.where(x > 6, 6.0, x))
+
+
+def ref_relu6_grad(x, g=None):
+    """1 (or ``g``) where 0 < x < 6, else 0 (NaN x too), in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    g = 1.0 if g is None else np.asarray(g, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where((x > 0) & (x < 6), g * np.ones_like(x), 0.0)
 
 
 def ref_silu(x):

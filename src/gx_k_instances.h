@@ -22,6 +22,11 @@ GX_UNARY(relu2_f32, float, x, gx_relu2_f32(x))
 GX_UNARY(relu2_f64, double, x, gx_relu2_f64(x))
 GX_BINARY(relu2_grad_f32, float, x, g, gx_relu2_grad_f32(x, g))
 GX_BINARY(relu2_grad_f64, double, x, g, gx_relu2_grad_f64(x, g))
+/* ReLU6: the plain loops */
+GX_UNARY(relu6_f32, float, x, GX_RELU6(x))
+GX_UNARY(relu6_f64, double, x, GX_RELU6(x))
+GX_BINARY(relu6_grad_f32, float, x, g, GX_RELU6_GRAD(x, g))
+GX_BINARY(relu6_grad_f64, double, x, g, GX_RELU6_GRAD(x, g))
 
 /* float64: the double-double formulas of gx_math.h, elementwise (gradients
  * multiply in double and round once); exact and tanh GELU in double lanes

@@ -574,4 +574,15 @@ GX_INLINE float gx_relu2_grad_f32(float x, float g)
 }
 GX_INLINE double gx_relu2_grad_f64(double x, double g) { return x <= 0 ? 0.0 : (x + x) * g; }
 
+/* --------------------------------------------------------------- ReLU6 -- */
+
+/* min(max(x, 0), 6) (MobileNets; torch.nn.ReLU6, hardtanh(x, 0, 6)): no
+ * rounding.  As torch's clamp: NaN stays NaN and -0.0 stays -0.0 (neither is
+ * below 0), +inf gives 6, -inf 0. */
+#define GX_RELU6(x) ((x) < 0 ? 0 : ((x) > 6 ? 6 : (x)))
+/* Its derivative times g: g where 0 < x < 6, else 0 (NaN x too): torch's
+ * hardtanh_backward on its vector path, which is nearly every element (its
+ * scalar tail, < one vector, passes g for NaN x). */
+#define GX_RELU6_GRAD(x, g) ((x) > 0 && (x) < 6 ? (g) : 0)
+
 #endif /* GX_MATH_H */

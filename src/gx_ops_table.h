@@ -6,6 +6,8 @@
       "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.") \
     X(GX_OP_RELU2, "relu2", relu2, 1, GX_PLAIN, GX_OP_RELU2, \
       "squared ReLU, relu(x)^2 (Primer), elementwise, correctly rounded;\n" "NaN stays NaN, x <= 0 gives 0.0.") \
+    X(GX_OP_RELU6, "relu6", relu6, 1, GX_PLAIN, GX_OP_RELU6, \
+      "ReLU6, min(max(x, 0), 6) elementwise, as torch.nn.ReLU6; NaN and -0.0\n" "stay as they are.") \
     X(GX_OP_GELU_ERF, "gelu_erf", gelu_erf, 1, GX_PLAIN, GX_OP_GELU_ERF, \
       "Exact GELU, x * Phi(x) with Phi the standard normal CDF, elementwise.\n" "<= 1 ULP in float32, <= 2 ULP in float64, tail included.") \
     X(GX_OP_GELU_TANH, "gelu_tanh", gelu_tanh, 1, GX_PLAIN, GX_OP_GELU_TANH, \
@@ -28,6 +30,8 @@
       "g where x > 0, else 0 (0 at x == 0 and for NaN x, as PyTorch).") \
     X(GX_OP_RELU2_GRAD, "relu2_grad", relu2_grad, 2, GX_PLAIN, GX_OP_RELU2_GRAD, \
       "2x g where x > 0, else 0 (NaN for NaN x, as PyTorch), correctly rounded.") \
+    X(GX_OP_RELU6_GRAD, "relu6_grad", relu6_grad, 2, GX_PLAIN, GX_OP_RELU6_GRAD, \
+      "g where 0 < x < 6, else 0 (0 for NaN x, as PyTorch's ReLU6).") \
     X(GX_OP_GELU_ERF_GRAD, "gelu_erf_grad", gelu_erf_grad, 2, GX_PLAIN, GX_OP_GELU_ERF_GRAD, \
       "(Phi(x) + x phi(x)) * g: the backward pass of exact GELU.") \
     X(GX_OP_GELU_TANH_GRAD, "gelu_tanh_grad", gelu_tanh_grad, 2, GX_PLAIN, GX_OP_GELU_TANH_GRAD, \

@@ -69,17 +69,25 @@ def _torch_forward(name, t):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted({op.name.replace("_grad", "") for op in NEW}))
 def test_special_values_are_pytorchs(name, dtype):
-    """NaN, +-0, +-inf and the kinks: PyTorch's bits, forward and backward."""
+    """NaN, +-0, +-inf and the kinks: PyTorch's bits, forward and backward.
+    64 elements, whole vectors of torch's kernels: its scalar tail of
+    hardtanh_backward (ReLU6's) passes g for NaN x, its vector body 0."""
     torch = pytest.importorskip("torch")
     with np.errstate(over="ignore"):
-        x = np.array(SPECIAL, dtype=dtype)
-    g = np.array([1.0, -2.5, 0.0, np.inf] * 5, dtype=dtype)[:x.size]
+        x = np.resize(np.array(SPECIAL, dtype=dtype), 64)
+    g = np.resize(np.array([1.0, -2.5, 0.0, np.inf, 3.0], dtype=dtype), 64)
     t = torch.from_numpy(x.copy()).requires_grad_()
     y = _torch_forward(name, t)
     (d,) = torch.autograd.grad(y, t, torch.from_numpy(g.copy()))
     testing.assert_same_bits(getattr(gelu_ext, name)(x), y.detach().numpy(), name)
-    with np.errstate(invalid="ignore"):
-        testing.assert_same_bits(getattr(gelu_ext, name + "_grad")(x, g), d.numpy(), name + "_grad")
+    with np.errstate(invalid="ignore", over="ignore"):
+        got = getattr(gelu_ext, name + "_grad")(x, g)
+        # by design: where torch's 2x overflows (x >= 2^127 in float32) and
+        # g = 0 it gives inf * 0 = NaN, ours the exact 2x * 0 = 0
+        keep = ~np.isinf(x + x) if name == "relu2" else np.ones(x.shape, bool)
+    testing.assert_same_bits(got[keep], d.numpy()[keep], name + "_grad")
+    if name == "relu2":
+        testing.assert_matches_reference("relu2_grad", got, x, g)
 
 
 @pytest.mark.parametrize("name", sorted({op.name.replace("_grad", "") for op in NEW}))

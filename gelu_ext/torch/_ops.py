@@ -402,7 +402,7 @@ def _d2_relu2(x):      # (relu(x)^2)'' = 2 for x > 0, else 0
 
 
 # activation (a ufunc name of the spec's d2) -> its second derivative
-_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu, "relu2": _d2_relu2,
+_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu, "relu2": _d2_relu2, "relu6": _d2_relu,
        "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q)}
 
 
