@@ -18,20 +18,20 @@ array([-0.15865525,  0.        ,  1.95449974])
 >>> relu(np.array([-1.0, 2.0]))
 array([0., 2.])
 """
-from . import _ufuncs
-from ._api import (fast_gelu, fast_gelu_grad, relu_grad, silu_grad, quick_gelu_grad,
-                   geglu, swiglu_grad, geglu_grad)
+from . import _spec, _ufuncs
+from . import _api
+from ._api import fast_gelu, fast_gelu_grad, geglu, swiglu_grad, geglu_grad
 from ._activation import activation
 from ._config import show_config, get_num_threads, set_num_threads
 
-# Every op of src/gx_ops.h, and each derivative of release 0.1.0 under its
-# name there too (``gelu_erf_backward`` is ``gelu_erf_grad``).  The *_grad
-# names below are the thin functions (grad defaults to 1).
-_THIN = ["relu_grad", "silu_grad", "quick_gelu_grad"]
+# Every op of the spec (gelu_ext/_spec.py), and each derivative of release
+# 0.1.0 under its name there too (``gelu_erf_backward`` is ``gelu_erf_grad``).
+# The derivatives with a thin function (grad defaults to 1) are that function.
+_THIN = [op.name for op in _spec.OPS if op.thin]
 _UFUNC_NAMES = [name for name in _ufuncs.OPS if name not in _THIN]
-_ALIASES = [n[:-len("_grad")] + "_backward" for n in _ufuncs.OPS
-            if _ufuncs.OPS[n].grad and n.startswith(("relu", "gelu_"))]
+_ALIASES = [op.alias for op in _spec.OPS if op.alias]
 globals().update({n: getattr(_ufuncs, n) for n in _UFUNC_NAMES + _ALIASES})
+globals().update({n: getattr(_api, n) for n in _THIN})
 
 __version__ = "0.1.0"
 

@@ -2,9 +2,9 @@
 
 Design:
 
-* One table, ``_HF_NAMES``: Hugging Face ``hidden_act`` / ``hidden_activation``
-  name -> the name of the public gelu_ext function that computes its formula.
-  The functions are looked up on the package when ``activation`` is called, so
+* One table, ``_HF_NAMES`` (``ACTIVATIONS`` of the op spec, ``_spec.py``):
+  Hugging Face ``hidden_act`` / ``hidden_activation`` name -> the name of
+  the public gelu_ext function that computes its formula.  The functions are looked up on the package when ``activation`` is called, so
   what it returns *is* the public object (``activation("silu") is
   gelu_ext.silu``), never a copy or a wrapper that could drift from it.
 * The five tanh-GELU names get ``fast_gelu_tanh`` below: ``fast_gelu`` with
@@ -15,8 +15,8 @@ Design:
   case differs).
 """
 
-# Hugging Face name -> public gelu_ext name.  Formulas, as transformers 5.24's
-# activations.py computes them:
+# Hugging Face name -> public gelu_ext name (_spec.ACTIVATIONS).  Formulas,
+# as transformers 5.24's activations.py computes them:
 #   gelu               GELUActivation: torch's F.gelu, exact x Phi(x)
 #   gelu_python        x/2 (1 + erf(x / sqrt 2)): exact GELU, the textbook way
 #   gelu_new           NewGELUActivation: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -29,20 +29,10 @@ Design:
 #                      the tanh formula with sqrt(2/pi) truncated to 10 digits
 #   quick_gelu         x sigmoid(1.702 x)
 #   relu               nn.ReLU
+#   relu2              ReLUSquaredActivation: square(relu(x)) (Primer)
+#   relu6              nn.ReLU6: min(max(x, 0), 6)
 #   silu, swish        F.silu / nn.SiLU: x sigmoid(x)
-_HF_NAMES = {
-    "gelu": "fast_gelu",
-    "gelu_python": "fast_gelu",
-    "gelu_new": "fast_gelu_tanh",
-    "gelu_pytorch_tanh": "fast_gelu_tanh",
-    "gelu_python_tanh": "fast_gelu_tanh",
-    "gelu_accurate": "fast_gelu_tanh",
-    "gelu_fast": "fast_gelu_tanh",
-    "quick_gelu": "quick_gelu",
-    "relu": "relu",
-    "silu": "silu",
-    "swish": "silu",
-}
+from ._spec import HF_NAMES as _HF_NAMES      # (the spec's ACTIVATIONS)
 
 
 def fast_gelu_tanh(x, *, bias=None, out=None):
@@ -91,6 +81,8 @@ def activation(name):
     ``gelu_fast``                                       approximate="tanh")``
     ``quick_gelu``                                      ``quick_gelu``
     ``relu``                                            ``relu``
+    ``relu2``                                           ``relu2``
+    ``relu6``                                           ``relu6``
     ``silu``, ``swish``                                 ``silu``
     ==================================================  =======================
 
@@ -149,10 +141,9 @@ def activation(name):
         raise ValueError(f"name must be one of {', '.join(map(repr, _HF_NAMES))} "
                          f"(the Hugging Face activations gelu_ext computes), "
                          f"got {name!r}{hint}") from None
-    if public == "fast_gelu_tanh":
-        return fast_gelu_tanh
     import gelu_ext
-    return getattr(gelu_ext, public)
+    # fast_gelu_tanh is this module's; every other one is public
+    return getattr(gelu_ext, public, None) or globals()[public]
 
 
 def supported_names():

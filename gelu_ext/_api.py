@@ -5,7 +5,7 @@ overlap) is the ufunc machinery's job; nothing here loops over data.
 """
 import numpy as np
 
-from . import _ufuncs
+from . import _spec, _ufuncs
 
 # approximate -> the op family of src/gx_ops.h
 _APPROXIMATE = {"none": "gelu_erf", "tanh": "gelu_tanh"}
@@ -145,53 +145,23 @@ def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
     return _fused(bwd_bias, (x, grad), bias, out)
 
 
-def relu_grad(x, grad=None, *, out=None):
-    """Backward pass of ReLU: ``grad`` where ``x > 0``, else 0.
+def _thin_grad(name, doc):
+    """The thin function of derivative ufunc ``name`` (the spec's ``thin``):
+    ``grad`` defaults to 1."""
+    ufunc = getattr(_ufuncs, name)
 
-    The derivative at 0 is taken as 0, as PyTorch does; NaN in ``x`` gives 0.
+    def thin(x, grad=None, *, out=None):
+        if grad is None:
+            grad = True    # see fast_gelu_grad
+        return ufunc(x, grad, out=out)
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> relu_grad(np.array([-1.0, 0.0, 2.0]), np.array([5.0, 5.0, 5.0]))
-    array([0., 0., 5.])
-    """
-    if grad is None:
-        grad = True    # see fast_gelu_grad
-    return _ufuncs.relu_grad(x, grad, out=out)
-
-
-def silu_grad(x, grad=None, *, out=None):
-    """Backward pass of SiLU: ``silu'(x) * grad`` (``silu'(x)`` if grad is None).
-
-    ``silu'(x) = s + x s (1 - s)`` with ``s = sigmoid(x)``: <= 2 ULP in float32
-    in ULPs of the larger of the two terms (silu' crosses zero near
-    x = -1.278), <= 4 in float64.  ``silu'(+inf) = 1``, ``silu'(-inf) = 0``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> silu_grad(np.array([0.0, 1.0]))
-    array([0.5       , 0.92767051])
-    """
-    if grad is None:
-        grad = True    # see fast_gelu_grad
-    return _ufuncs.silu_grad(x, grad, out=out)
+    thin.__name__ = thin.__qualname__ = name
+    thin.__doc__ = doc
+    return thin
 
 
-def quick_gelu_grad(x, grad=None, *, out=None):
-    """Backward pass of quick GELU, ``x sigmoid(1.702 x)``: its derivative
-    ``s + 1.702 x s (1 - s)`` (``s = sigmoid(1.702 x)``) times ``grad``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> quick_gelu_grad(np.array([0.0]))
-    array([0.5])
-    """
-    if grad is None:
-        grad = True    # see fast_gelu_grad
-    return _ufuncs.quick_gelu_grad(x, grad, out=out)
+# relu_grad, silu_grad, quick_gelu_grad, ...: one per derivative with a thin function
+globals().update({op.name: _thin_grad(op.name, op.thin) for op in _spec.OPS if op.thin})
 
 
 def geglu(gate, up, approximate="none", *, out=None):

@@ -21,14 +21,17 @@ mpmath and SciPy are optional: they are imported by the functions that need
 them, never by ``import gelu_ext`` (``pip install 'gelu_ext[test]'``).
 """
 import math
-from typing import NamedTuple
 
 import numpy as np
+
+from . import _spec
+from ._spec import Bound
 
 __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_error",
            "grad_terms", "grad_scale", "REFERENCE", "MP_REFERENCE",
            "ref_gelu_erf", "ref_gelu_tanh", "ref_relu", "ref_gelu_erf_grad",
-           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_silu", "ref_quick_gelu",
+           "ref_gelu_tanh_grad", "ref_relu_grad", "ref_relu2", "ref_relu2_grad", "ref_relu6",
+           "ref_relu6_grad", "ref_silu", "ref_quick_gelu",
            "ref_silu_grad", "ref_quick_gelu_grad", "mp_gelu_erf", "mp_gelu_tanh",
            "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "mp_silu", "mp_quick_gelu",
            "mp_silu_grad", "mp_quick_gelu_grad", "assert_same_bits",
@@ -39,55 +42,13 @@ __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_erro
 TAIL = -5.0     # the tanh forms are bounded relatively below this x (issue 2)
 
 
-class Bound(NamedTuple):
-    """``value`` in ``unit``: "ULP" of the exact result, "ULP(s)" of the
-    derivative's scale s, or "rel" (relative to max(|exact|, s), and never
-    below 1 ULP: subnormal results cannot be relatively accurate, but must not
-    be flushed to 0 early)."""
-    value: float
-    unit: str
-
-
-# (function, dtype, region) -> Bound.  Regions: "all"; for the tanh forms
-# "bulk" (x >= TAIL) and "tail" (x < TAIL).  float32 and float64 are the
-# issues' bounds (2 and 5), not what the kernels achieve; float16 results are
-# float32 results rounded again, held to 1 ULP of the correctly rounded value.
-BOUNDS = {
-    ("gelu_erf", "float32", "all"): Bound(1, "ULP"),
-    ("gelu_erf", "float64", "all"): Bound(2, "ULP"),
-    ("gelu_tanh", "float32", "bulk"): Bound(2, "ULP"),
-    ("gelu_tanh", "float32", "tail"): Bound(1e-5, "rel"),
-    ("gelu_tanh", "float64", "bulk"): Bound(2, "ULP"),
-    ("gelu_tanh", "float64", "tail"): Bound(1e-13, "rel"),
-    ("relu", "float32", "all"): Bound(0, "ULP"),
-    ("relu", "float64", "all"): Bound(0, "ULP"),
-    ("gelu_erf_grad", "float32", "all"): Bound(2, "ULP(s)"),
-    ("gelu_erf_grad", "float64", "all"): Bound(4, "ULP(s)"),
-    ("gelu_tanh_grad", "float32", "bulk"): Bound(2, "ULP(s)"),
-    ("gelu_tanh_grad", "float32", "tail"): Bound(1e-5, "rel"),
-    ("gelu_tanh_grad", "float64", "bulk"): Bound(4, "ULP(s)"),
-    ("gelu_tanh_grad", "float64", "tail"): Bound(1e-13, "rel"),
-    ("relu_grad", "float32", "all"): Bound(0, "ULP"),
-    ("relu_grad", "float64", "all"): Bound(0, "ULP"),
-    # the sigmoid family (issue 13): no tail region, <= 1 ULP down to the subnormals
-    ("silu", "float32", "all"): Bound(1, "ULP"),
-    ("silu", "float64", "all"): Bound(2, "ULP"),
-    ("quick_gelu", "float32", "all"): Bound(1, "ULP"),
-    ("quick_gelu", "float64", "all"): Bound(2, "ULP"),
-    ("silu_grad", "float32", "all"): Bound(2, "ULP(s)"),
-    ("silu_grad", "float64", "all"): Bound(4, "ULP(s)"),
-    ("quick_gelu_grad", "float32", "all"): Bound(2, "ULP(s)"),
-    ("quick_gelu_grad", "float64", "all"): Bound(4, "ULP(s)"),
-}
-# float16 and bfloat16 (ml_dtypes) results are float32 results rounded once:
-# held to 1 ULP of the exact value itself (not of a rounded reference), tail
-# included.
-for _f in ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad", "relu_grad",
-           "silu", "quick_gelu", "silu_grad", "quick_gelu_grad"):
-    for _dt in ("float16", "bfloat16"):
-        BOUNDS[(_f, _dt, "all")] = Bound(0 if _f.startswith("relu") else 1,
-                                         "ULP(s)" if _f.endswith("_grad") else "ULP")
-del _f, _dt
+# (function, dtype, region) -> Bound, from the op spec (gelu_ext/_spec.py,
+# each op's ``bounds``).  Regions: "all"; for the tanh forms "bulk"
+# (x >= TAIL) and "tail" (x < TAIL).  float32 and float64 are the issues'
+# bounds (2 and 5), not what the kernels achieve; float16 and bfloat16
+# (ml_dtypes) results are float32 results rounded once: held to 1 ULP of the
+# exact value itself (not of a rounded reference), tail included.
+BOUNDS = {(op.name, dt, region): b for op in _spec.OPS for dt, region, b in op.bounds}
 
 
 def bound(name, dtype, region="all"):
@@ -267,6 +228,35 @@ def ref_relu(x):
     return np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
 
 
+def ref_relu2(x):
+    """relu(x)^2 in float64 (exact for float32 and 16-bit x): NaN kept, x <= 0 -> 0.0."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return np.where(x < 0, 0.0, x * x)
+
+
+def ref_relu2_grad(x, g=None):
+    """2x (times ``g``) where x > 0, NaN for NaN x, else 0, in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    g = 1.0 if g is None else np.asarray(g, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x <= 0, 0.0, (x + x) * g)
+
+
+def ref_relu6(x):
+    """min(max(x, 0), 6) in float64: NaN and -0.0 kept, as torch's clamp."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x < 0, 0.0, np.where(x > 6, 6.0, x))
+
+
+def ref_relu6_grad(x, g=None):
+    """1 (or ``g``) where 0 < x < 6, else 0 (NaN x too), in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    g = 1.0 if g is None else np.asarray(g, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where((x > 0) & (x < 6), g * np.ones_like(x), 0.0)
+
+
 def ref_silu(x):
     """x sigmoid(x) in float64."""
     x = np.asarray(x, dtype=np.float64)
@@ -329,9 +319,12 @@ def ref_gelu_tanh_grad(x):
     return _ref_grad("gelu_tanh_grad", x, big=1e100)     # x^3 overflows beyond
 
 
-def ref_relu_grad(x):
-    """1 where x > 0 else 0."""
+def ref_relu_grad(x, g=None):
+    """1 where x > 0 else 0; with ``g``: g where x > 0 else 0 (NaN x too)."""
     x = np.asarray(x)
+    if g is not None:
+        with np.errstate(invalid="ignore"):
+            return np.where(x > 0, g, 0.0)
     return (x > 0).astype(np.result_type(x.dtype, np.float16))
 
 
@@ -345,10 +338,8 @@ def ref_quick_gelu_grad(x):
     return _ref_grad("quick_gelu_grad", x)
 
 
-REFERENCE = {"gelu_erf": ref_gelu_erf, "gelu_tanh": ref_gelu_tanh, "relu": ref_relu,
-             "gelu_erf_grad": ref_gelu_erf_grad, "gelu_tanh_grad": ref_gelu_tanh_grad,
-             "relu_grad": ref_relu_grad, "silu": ref_silu, "quick_gelu": ref_quick_gelu,
-             "silu_grad": ref_silu_grad, "quick_gelu_grad": ref_quick_gelu_grad}
+# op name -> its float64 twin, as the spec names them
+REFERENCE = {op.name: globals()[op.reference] for op in _spec.OPS if op.reference}
 
 
 # ------------------------------------------------------------------ mpmath --
@@ -476,10 +467,8 @@ def mp_quick_gelu_grad(x):
     return _mp_xsig_grad("quick_gelu", x)
 
 
-MP_REFERENCE = {"gelu_erf": mp_gelu_erf, "gelu_tanh": mp_gelu_tanh,
-                "gelu_erf_grad": mp_gelu_erf_grad, "gelu_tanh_grad": mp_gelu_tanh_grad,
-                "silu": mp_silu, "quick_gelu": mp_quick_gelu,
-                "silu_grad": mp_silu_grad, "quick_gelu_grad": mp_quick_gelu_grad}
+# op name -> its mpmath oracle, as the spec names them
+MP_REFERENCE = {op.name: globals()[op.oracle] for op in _spec.OPS if op.oracle}
 
 
 # -------------------------------------------------------------- assertions --
@@ -538,7 +527,8 @@ def assert_matches_reference(name, got, x, g=None):
     ``*_grad``) at ``x``, times ``g`` for derivatives, in ``got``'s dtype.
 
     ``x`` and ``g`` are the values the kernel saw (x + b rounded to the loop
-    dtype for the fused forms).  ReLU and its gradient: bit-exact.  float32
+    dtype for the fused forms).  The spec's exact ops (ReLU and its
+    gradient): bit-exact.  float32
     and bfloat16: BOUNDS against the float64 twin.  float16: 1 ULP of the twin
     rounded to float16.  float64: ``TWIN_RTOL`` of max(|value|, s) against the twin
     (mpmath where the twin underflows), plus a few subnormals scaled by g (the
@@ -551,12 +541,12 @@ def assert_matches_reference(name, got, x, g=None):
     assert got.shape == shape, f"{name}: shape {got.shape} != {shape}"
     x = np.broadcast_to(x, shape)
     g = np.broadcast_to(np.asarray(1.0 if g is None else g), shape)
-    if name == "relu":
-        assert_same_bits(got, ref_relu(x).astype(dt), name)
-        return
-    if name == "relu_grad":
+    if _spec.OP[name].exact:
+        # correctly rounded: the twin is exact in float64 (or the float64
+        # result itself), so rounding it once to got's dtype gives the bits
         with np.errstate(all="ignore"):
-            assert_same_bits(got, np.where(x > 0, g, 0.0).astype(dt), name)
+            want = REFERENCE[name](x, g.astype(np.float64)) if name.endswith("_grad") else REFERENCE[name](x)
+            assert_same_bits(got, np.asarray(want, dtype=np.float64).astype(dt), name)
         return
     with np.errstate(all="ignore"):
         g64 = g.astype(np.float64)

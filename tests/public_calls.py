@@ -10,6 +10,7 @@ tests/test_public_calls.py -- names any public function that has none.
 import numpy as np
 
 import gelu_ext
+from gelu_ext import _spec
 
 # Public names that are not array functions.
 NOT_ARRAY = frozenset({"show_config", "get_num_threads", "set_num_threads"})
@@ -30,18 +31,9 @@ CALLS = {
         "exact-g-bias": lambda f, x, g, b: f(x, g, bias=b),
         "tanh-bias": lambda f, x, g, b: f(x, None, "tanh", bias=b),
     },
-    "relu_grad": {
-        "x": lambda f, x, g, b: f(x),
-        "g": lambda f, x, g, b: f(x, g),
-    },
-    "silu_grad": {
-        "x": lambda f, x, g, b: f(x),
-        "g": lambda f, x, g, b: f(x, g),
-    },
-    "quick_gelu_grad": {
-        "x": lambda f, x, g, b: f(x),
-        "g": lambda f, x, g, b: f(x, g),
-    },
+    # the thin gradient functions of the spec (grad defaults to 1)
+    **{op.name: {"x": lambda f, x, g, b: f(x), "g": lambda f, x, g, b: f(x, g)}
+       for op in _spec.OPS if op.thin},
     # gated forms: gate x, up g (full shape: a broadcast up's gradient is a
     # sum, whose order Dask chooses, so not bit-identical; see test_dask.py)
     "geglu": {
@@ -55,9 +47,9 @@ CALLS = {
         "exact": lambda f, x, g, b: f(x, g, g),
         "tanh": lambda f, x, g, b: f(x, g, g, "tanh"),
     },
-    # a function factory: the functions it returns, applied
-    "activation": {name: (lambda name: lambda f, x, g, b: f(name)(x))(name)
-                   for name in ("gelu", "gelu_new", "quick_gelu", "silu", "relu")},
+    # a function factory: the functions it returns, applied (each activation's first name)
+    "activation": {a.hf_names[0]: (lambda name: lambda f, x, g, b: f(name)(x))(a.hf_names[0])
+                   for a in _spec.ACTIVATIONS},
 }
 
 

@@ -291,7 +291,8 @@ def test_array_result_dtype_like_np_tanh(fn, dt):
 
 def test_all_lists_the_public_api():
     assert sorted(gelu_ext.__all__) == sorted([
-        "fast_gelu", "fast_gelu_grad", "relu", "relu_grad",
+        "fast_gelu", "fast_gelu_grad", "relu", "relu_grad", "relu2", "relu2_grad",
+        "relu6", "relu6_grad",
         "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias",
         "gelu_erf_grad", "gelu_tanh_grad", "gelu_erf_bias_grad", "gelu_tanh_bias_grad",
         "relu_backward", "gelu_erf_backward", "gelu_tanh_backward",

@@ -396,7 +396,7 @@ def test_activation_tanh_names_compute_tanh_gelu(name):
 
 def test_activation_names_are_the_supported_list():
     assert gelu_ext._activation.supported_names() == (
-        ["gelu", "gelu_python"] + TANH_NAMES + ["quick_gelu", "relu", "silu", "swish"])
+        ["gelu", "gelu_python"] + TANH_NAMES + ["quick_gelu", "relu", "relu2", "relu6", "silu", "swish"])
 
 
 @pytest.mark.parametrize("name, match", [

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
+from gelu_ext import _spec
 
 
 TOTAL_CALLS = 100_000
@@ -88,6 +89,9 @@ def _call_table(n):
         ("get/set_num_threads", lambda: u.set_num_threads(u.get_num_threads())),
         ("show_config", lambda: u.show_config(print_=False)),
     ]
+    # every ufunc of the op spec, with its inputs
+    ok += [(f"{op.name} (spec)", (lambda f, k: lambda: f(*(x, g, b)[:k]))(
+        getattr(u._ufuncs, op.name), len(op.inputs))) for op in _spec.OPS]
     bad = [
         ("bad approximate", lambda: u.fast_gelu(x, "fast"), ValueError),
         ("bad approximate grad", lambda: u.fast_gelu_grad(x, g, None), ValueError),

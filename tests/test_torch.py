@@ -28,6 +28,7 @@ import torch.nn.functional as F                            # noqa: E402
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
+from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -39,12 +40,17 @@ FORWARD = {"gelu": ("none",), "relu": (), "silu": (), "quick_gelu": (),
            "gelu_bias": ("tanh",), "swiglu": (), "geglu": ("none",)}
 GRADS = {"gelu_grad": ("tanh",), "relu_grad": (), "silu_grad": (), "quick_gelu_grad": (),
          "gelu_bias_grad": ("none",), "swiglu_grad": (), "geglu_grad": ("tanh",)}
+# and every other op of the spec, with approximate="none" where it has one
+FORWARD.update({t.name: ("none",) if t.has_approximate else () for t in _spec.TORCH_OPS
+                if t.grad and t.name not in FORWARD})
+GRADS.update({t.name: ("none",) if t.has_approximate else () for t in _spec.TORCH_OPS
+              if not t.grad and t.name not in GRADS})
 ALL = {**FORWARD, **GRADS}
 LAYOUTS = ["contiguous", "0-d", "empty", "transposed", "sliced", "broadcast"]
 
 
 def nin(name):
-    return len(_ops._OPS[name][2])
+    return len(_ops._OPS[name].args)
 
 
 def make(shape, dtype, seed, scale=3.0):
@@ -139,7 +145,9 @@ def ufunc_reference(name, tensors, extra):
     else:
         arrs = [t.detach().numpy() for t in tensors]
     a = extra[0] if extra else "none"
-    res = {"gelu": lambda x: gelu_ext.fast_gelu(x, a),
+    # every other op: its one ufunc of the same name
+    res = {name: getattr(gelu_ext._ufuncs, name, None),
+           "gelu": lambda x: gelu_ext.fast_gelu(x, a),
            "relu": gelu_ext.relu, "silu": gelu_ext.silu, "quick_gelu": gelu_ext.quick_gelu,
            "gelu_bias": lambda x, b: gelu_ext.fast_gelu(x, a, bias=b),
            "swiglu": gelu_ext.swiglu, "geglu": lambda g, u: gelu_ext.geglu(g, u, a),

@@ -35,7 +35,7 @@ from gelu_ext.torch import _ops                            # noqa: E402
 pytestmark = pytest.mark.filterwarnings(
     r"ignore:`isinstance\(treespec, LeafSpec\)` is deprecated:FutureWarning")
 
-FORWARD_OPS = ["gelu", "gelu_bias", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
+FORWARD_OPS = [t.name for t in _ops._spec.TORCH_OPS if t.grad]
 TS_DEPRECATED = "legacy TorchScript-based ONNX export"
 # ONNX Runtime's float32 kernels against ours (<= 1 ULP): relative in the
 # bulk, absolute in the tails, where its Gelu is 156 ULP off (README)
@@ -57,13 +57,13 @@ class EveryOp(torch.nn.Module):
         self.gate, self.up = torch.nn.Linear(8, 16), torch.nn.Linear(8, 16)
         self.bias = torch.nn.Parameter(torch.randn(16))
         self.acts = torch.nn.ModuleList([torch.nn.GELU(), torch.nn.GELU("tanh"), torch.nn.ReLU(),
-                                         torch.nn.SiLU()])
+                                         torch.nn.SiLU(), torch.nn.ReLU6()])
         self.swiglu, self.geglu = gt.SwiGLU(), gt.GEGLU("tanh")
 
     def forward(self, x):
         g, u = self.gate(x), self.up(x)
         h = (self.swiglu(g, u) + self.geglu(g, u) + GF.geglu(g, u) + GF.quick_gelu(g)
-             + GF.gelu(g, bias=self.bias) + GF.gelu(g, "tanh", bias=self.bias))
+             + GF.gelu(g, bias=self.bias) + GF.gelu(g, "tanh", bias=self.bias) + GF.relu2(u))
         return torch.stack([act(h) for act in self.acts])
 
 
@@ -71,7 +71,7 @@ def patched_every_op():
     torch.manual_seed(0)
     m = EveryOp().eval()
     report = gt.patch_model(m)
-    assert len(report) == 4, report
+    assert len(report) == 5, report
     return m, (torch.randn(5, 8),)
 
 
@@ -155,7 +155,7 @@ def test_torchscript_exporter_of_a_patched_model(opset):
 
 def test_translation_table_covers_every_forward_op():
     from gelu_ext.torch.onnx import ONNX_TRANSLATIONS
-    forward = {name for name, row in _ops._OPS.items() if row[3] is not None}
+    forward = {name for name, spec in _ops._OPS.items() if spec.grad is not None}
     assert forward == set(FORWARD_OPS)
     assert set(ONNX_TRANSLATIONS) == {_ops.OPS[name].default for name in FORWARD_OPS}
 

@@ -48,13 +48,13 @@ except ImportError as e:      # pragma: no cover - exercised where torch is abse
 
 from ._ops import OPS
 from . import functional
-from .nn import GELU, ReLU, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
+from .nn import GELU, ReLU, ReLUSquared, ReLU6, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
 from ._patch import patch_model, unpatch_model, PatchReport
 from ._mode import functional_mode
 from . import onnx as _onnx
 
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
-__all__ = ["OPS", "functional", "GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
+__all__ = ["OPS", "functional", "GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
            "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
            "PatchReport", "functional_mode"]

@@ -2,12 +2,12 @@
 
 Design:
 
-* One table, ``_OPS``: each row is an op of the ``gelu_ext`` namespace, its
-  schema, the ufuncs that compute it and (for a forward op) the gradient op
-  its backward calls.  Registration loops over the table.  The derivative
-  formulas (backward, JVP, double backward) still branch on the op's form
-  (gated, fused bias, elementwise) by name: the table does not yet say
-  which form a row is (a form field in the table would remove that).
+* One table, the op spec's ``TORCH_OPS`` (``gelu_ext/_spec.py``): each
+  record is an op of the ``gelu_ext`` namespace, its schema, the ufuncs that
+  compute it, its form (elementwise, fused bias, gated), the gradient op a
+  forward op's backward calls and the first and second derivatives a
+  gradient op's double backward uses.  Registration loops over the table;
+  the derivative formulas branch on the form, never on an op's name.
 * The kernel is the ufuncs' own inner loop.  The common call -- every
   operand a contiguous tensor of one float dtype and one shape -- runs it
   straight over the tensors' memory (``_ufuncs._apply_at``: what the ufunc's
@@ -49,7 +49,7 @@ Design:
 import numpy as np
 import torch
 
-from .. import _ufuncs
+from .. import _spec, _ufuncs
 
 NS = "gelu_ext"
 
@@ -157,53 +157,19 @@ def _fake(ufuncs, names, tensors):
 
 
 # -------------------------------------------------------------- the table --
-# name -> (schema, [(ufunc name or {approximate: ufunc name}, operand indices)],
-#          tensor argument names, backward)
-# A backward is (gradient op, which forward inputs it takes): its result(s)
-# are the gradients of the forward's tensor inputs, in order.
+# The ops are the op spec's TORCH_OPS (gelu_ext/_spec.py), one TorchOp each:
+# schema, (ufunc, operand indices) per output, tensor argument names, form,
+# gradient op, first and second derivatives.  Here each ufunc name is
+# resolved: {approximate: ufunc} where the name has "{}" for erf/tanh.
 
-def _g(base):
-    """{approximate: ufunc} for a GELU-family ufunc name with '{}' for erf/tanh."""
-    return {a: getattr(_ufuncs, base.format(k)) for a, k in _APPROXIMATE.items()}
-
-
-def _u(name):
+def _resolve(name):
+    if "{}" in name:
+        return {a: getattr(_ufuncs, name.format(k)) for a, k in _APPROXIMATE.items()}
     return getattr(_ufuncs, name)
 
 
-_UNARY = "(Tensor x) -> Tensor"
-_OPS = {
-    # forward ops
-    "gelu": ("(Tensor x, str approximate='none') -> Tensor",
-             [(_g("gelu_{}"), (0,))], ("x",), "gelu_grad"),
-    "gelu_bias": ("(Tensor x, Tensor bias, str approximate='none') -> Tensor",
-                  [(_g("gelu_{}_bias"), (0, 1))], ("x", "bias"), "gelu_bias_grad"),
-    "relu": (_UNARY, [(_u("relu"), (0,))], ("x",), "relu_grad"),
-    "silu": (_UNARY, [(_u("silu"), (0,))], ("x",), "silu_grad"),
-    "quick_gelu": (_UNARY, [(_u("quick_gelu"), (0,))], ("x",), "quick_gelu_grad"),
-    "swiglu": ("(Tensor gate, Tensor up) -> Tensor",
-               [(_u("swiglu"), (0, 1))], ("gate", "up"), "swiglu_grad"),
-    "geglu": ("(Tensor gate, Tensor up, str approximate='none') -> Tensor",
-              [(_g("geglu_{}"), (0, 1))], ("gate", "up"), "geglu_grad"),
-    # gradient ops: d(input) at the broadcast shape of all operands
-    "gelu_grad": ("(Tensor x, Tensor grad, str approximate='none') -> Tensor",
-                  [(_g("gelu_{}_grad"), (0, 1))], ("x", "grad"), None),
-    "gelu_bias_grad": ("(Tensor x, Tensor bias, Tensor grad, str approximate='none') -> Tensor",
-                       [(_g("gelu_{}_bias_grad"), (0, 2, 1))], ("x", "bias", "grad"), None),
-    "relu_grad": ("(Tensor x, Tensor grad) -> Tensor",
-                  [(_u("relu_grad"), (0, 1))], ("x", "grad"), None),
-    "silu_grad": ("(Tensor x, Tensor grad) -> Tensor",
-                  [(_u("silu_grad"), (0, 1))], ("x", "grad"), None),
-    "quick_gelu_grad": ("(Tensor x, Tensor grad) -> Tensor",
-                        [(_u("quick_gelu_grad"), (0, 1))], ("x", "grad"), None),
-    # gated: (d_gate, d_up) = (dgate(gate, up, grad), act(gate) * grad)
-    "swiglu_grad": ("(Tensor gate, Tensor up, Tensor grad) -> (Tensor, Tensor)",
-                    [(_u("swiglu_dgate"), (0, 1, 2)), (_u("swiglu"), (0, 2))],
-                    ("gate", "up", "grad"), None),
-    "geglu_grad": ("(Tensor gate, Tensor up, Tensor grad, str approximate='none') -> (Tensor, Tensor)",
-                   [(_g("geglu_{}_dgate"), (0, 1, 2)), (_g("geglu_{}"), (0, 2))],
-                   ("gate", "up", "grad"), None),
-}
+_OPS = {t.name: t for t in _spec.TORCH_OPS}
+_UFUNCS = {t.name: [(_resolve(uf), idx) for uf, idx in t.ufuncs] for t in _spec.TORCH_OPS}
 
 
 def _pick(ufuncs, approximate):
@@ -227,10 +193,10 @@ def _fast_table(ufuncs, has_approximate):
             for dt, dt_name in _DT_NAMES.items()}
 
 
-def _make(name, row):
-    schema, ufuncs, names, _ = row
-    has_approximate = "approximate" in schema
-    single = "-> Tensor" in schema
+def _make(name, spec):
+    schema, ufuncs, names = spec.schema, _UFUNCS[name], spec.args
+    has_approximate = spec.has_approximate
+    single = spec.single
     n = len(names)
     default = "none" if has_approximate else None
     fast = _fast_table(ufuncs, has_approximate)
@@ -300,7 +266,7 @@ def _make(name, row):
 # kernel and autograd, but the dispatcher calls the kernel directly, where
 # custom_op adds a Python layer per call (~7 us of ~17 on a 2^10 call).
 _LIB = torch.library.Library(NS, "DEF")
-OPS = {name: _make(name, row) for name, row in _OPS.items()}
+OPS = {name: _make(name, spec) for name, spec in _OPS.items()}
 
 
 # --------------------------------------------------------------- autograd --
@@ -353,21 +319,22 @@ def _tangents(tangents, saved):
     return [torch.zeros((), dtype=t.dtype) if d is None else d for d, t in zip(tangents, saved)]
 
 
-def _backward_for(name, row):
-    grad_op = OPS[row[3]]
+def _backward_for(spec):
+    grad_op = OPS[spec.grad]
 
     def backward(ctx, grad):
         saved = ctx.saved_tensors
-        if name in ("swiglu", "geglu"):
+        nones = tuple(None for _ in ctx.extra)
+        if spec.kind == "gate":
             gate, up = saved
             d_gate, d_up = grad_op(gate, up, grad, *ctx.extra)
-            return (_reduce(d_gate, gate), _reduce(d_up, up), *(None for _ in ctx.extra))
-        if name == "gelu_bias":
+            return (_reduce(d_gate, gate), _reduce(d_up, up), *nones)
+        if spec.kind == "bias":
             x, bias = saved
             d = grad_op(x, bias, grad, *ctx.extra)
-            return (_reduce(d, x), _reduce(d, bias), *(None for _ in ctx.extra))
+            return (_reduce(d, x), _reduce(d, bias), *nones)
         (x,) = saved
-        return (_reduce(grad_op(x, grad, *ctx.extra), x), *(None for _ in ctx.extra))
+        return (_reduce(grad_op(x, grad, *ctx.extra), x), *nones)
 
     return backward
 
@@ -375,17 +342,18 @@ def _backward_for(name, row):
 # The JVP of an elementwise activation is f'(x) t: the gradient op applied to
 # the tangent.
 
-def _jvp_for(name, row):
-    grad_op = OPS[row[3]]
+def _jvp_for(spec):
+    grad_op = OPS[spec.grad]
+    first = OPS[spec.d1]
+    op = OPS[spec.name]
 
     def jvp(ctx, *tangents):
         saved, extra = ctx.saved_tensors, ctx.extra
         ts = _tangents(tangents, saved)
-        if name in ("swiglu", "geglu"):         # f'(gate) up t_gate + f(gate) t_up
+        if spec.kind == "gate":                 # f'(gate) up t_gate + f(gate) t_up
             (gate, up), (t_gate, t_up) = saved, ts
-            first = OPS["silu_grad" if name == "swiglu" else "gelu_grad"]
-            return first(gate, up * t_gate, *extra) + OPS[name](gate, t_up, *extra)
-        if name == "gelu_bias":                 # f'(x + b) (t_x + t_b)
+            return first(gate, up * t_gate, *extra) + op(gate, t_up, *extra)
+        if spec.kind == "bias":                 # f'(x + b) (t_x + t_b)
             (x, b), (t_x, t_b) = saved, ts
             return grad_op(x, b, t_x + t_b, *extra)
         (x,), (t,) = saved, ts
@@ -429,18 +397,20 @@ def _d2_relu(x):
     return torch.zeros_like(x)
 
 
-_D2_GELU = {"none": _d2_erf, "tanh": _d2_tanh}
-# gradient op -> (its activation's second derivative (by approximate for the
-#                 GELU ones), the first-derivative op, the gated forward op)
-_SECOND = {
-    "gelu_grad": (_D2_GELU, "gelu_grad", None),
-    "gelu_bias_grad": (_D2_GELU, "gelu_grad", None),
-    "relu_grad": (_d2_relu, "relu_grad", None),
-    "silu_grad": (_d2_sigmoid_family(1.0), "silu_grad", None),
-    "quick_gelu_grad": (_d2_sigmoid_family(_Q), "quick_gelu_grad", None),
-    "swiglu_grad": (_d2_sigmoid_family(1.0), "silu_grad", "swiglu"),
-    "geglu_grad": (_D2_GELU, "gelu_grad", "geglu"),
-}
+def _d2_relu2(x):      # (relu(x)^2)'' = 2 for x > 0, else 0
+    return torch.where(x > 0, 2.0, 0.0).to(x.dtype)
+
+
+# activation (a ufunc name of the spec's d2) -> its second derivative
+_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu, "relu2": _d2_relu2, "relu6": _d2_relu,
+       "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q)}
+
+
+def _d2_of(spec):
+    """(second derivative by approximate, or the one of an op without it)."""
+    if "{}" in spec.d2:
+        return {a: _D2[spec.d2.format(k)] for a, k in _APPROXIMATE.items()}
+    return _D2[spec.d2]
 
 
 def _second(d2, x):
@@ -449,21 +419,21 @@ def _second(d2, x):
     return d2(wide).to(x.dtype)
 
 
-def _double_backward_for(name):
-    d2s, first_name, fwd_name = _SECOND[name]
+def _double_backward_for(spec):
+    d2s, first, op = _d2_of(spec), OPS[spec.d1], OPS[spec.name]
+    fwd = OPS[spec.gated] if spec.gated else None
 
     def backward(ctx, *grads):
         saved, extra = ctx.saved_tensors, ctx.extra
         d2 = d2s[extra[0] if extra else "none"] if isinstance(d2s, dict) else d2s
-        first = OPS[first_name]
         nones = tuple(None for _ in extra)
-        if fwd_name is None and name != "gelu_bias_grad":        # G(x, g) = f'(x) g
+        if spec.kind == "plain":                                 # G(x, g) = f'(x) g
             (gg,), (x, g) = grads, saved
-            return (_reduce(_second(d2, x) * g * gg, x), _reduce(OPS[name](x, gg, *extra), g), *nones)
-        if fwd_name is None:                                     # G(x, b, g) = f'(x + b) g
+            return (_reduce(_second(d2, x) * g * gg, x), _reduce(op(x, gg, *extra), g), *nones)
+        if spec.kind == "bias":                                  # G(x, b, g) = f'(x + b) g
             (gg,), (x, b, g) = grads, saved
             dxb = _second(d2, x + b) * g * gg
-            return (_reduce(dxb, x), _reduce(dxb, b), _reduce(OPS[name](x, b, gg, *extra), g), *nones)
+            return (_reduce(dxb, x), _reduce(dxb, b), _reduce(op(x, b, gg, *extra), g), *nones)
         # (A, B) = (f'(gate) up grad, f(gate) grad)
         (ga, gb), (gate, up, grad) = grads, saved
         zero = torch.zeros((), dtype=gate.dtype)
@@ -471,32 +441,32 @@ def _double_backward_for(name):
         gb = zero if gb is None else gb
         d_gate = _second(d2, gate) * up * grad * ga + first(gate, grad * gb, *extra)
         d_up = first(gate, grad * ga, *extra)
-        d_grad = first(gate, up * ga, *extra) + OPS[fwd_name](gate, gb, *extra)
+        d_grad = first(gate, up * ga, *extra) + fwd(gate, gb, *extra)
         return (_reduce(d_gate, gate), _reduce(d_up, up), _reduce(d_grad, grad), *nones)
 
     return backward
 
 
-def _grad_jvp_for(name):
+def _grad_jvp_for(spec):
     """The gradient op's JVP (forward over reverse: ``hessian``, ``jacfwd``
     of a gradient), the same derivatives as its backward above."""
-    d2s, first_name, fwd_name = _SECOND[name]
+    d2s, first, op = _d2_of(spec), OPS[spec.d1], OPS[spec.name]
+    fwd = OPS[spec.gated] if spec.gated else None
 
     def jvp(ctx, *tangents):
         saved, extra = ctx.saved_tensors, ctx.extra
         d2 = d2s[extra[0] if extra else "none"] if isinstance(d2s, dict) else d2s
-        first = OPS[first_name]
         ts = _tangents(tangents, saved)
-        if fwd_name is None and name != "gelu_bias_grad":        # G(x, g) = f'(x) g
+        if spec.kind == "plain":                                 # G(x, g) = f'(x) g
             (x, g), (t_x, t_g) = saved, ts
-            return _second(d2, x) * g * t_x + OPS[name](x, t_g, *extra)
-        if fwd_name is None:                                     # G(x, b, g) = f'(x + b) g
+            return _second(d2, x) * g * t_x + op(x, t_g, *extra)
+        if spec.kind == "bias":                                  # G(x, b, g) = f'(x + b) g
             (x, b, g), (t_x, t_b, t_g) = saved, ts
-            return _second(d2, x + b) * g * (t_x + t_b) + OPS[name](x, b, t_g, *extra)
+            return _second(d2, x + b) * g * (t_x + t_b) + op(x, b, t_g, *extra)
         # (A, B) = (f'(gate) up grad, f(gate) grad)
         (gate, up, grad), (t_gate, t_up, t_grad) = saved, ts
         d_a = _second(d2, gate) * up * grad * t_gate + first(gate, t_up * grad + up * t_grad, *extra)
-        d_b = first(gate, grad * t_gate, *extra) + OPS[fwd_name](gate, t_grad, *extra)
+        d_b = first(gate, grad * t_gate, *extra) + fwd(gate, t_grad, *extra)
         return d_a, d_b
 
     return jvp
@@ -549,14 +519,14 @@ def _autograd_kernel(name, function):
     return kernel
 
 
-def _vmap_rule(name, row):
+def _vmap_rule(spec):
     """Each batched operand's batch dimension moved to the front and, where
     the operands' ranks differ, ones inserted after it, so the batch
     dimensions line up and the rest broadcasts as the unbatched op's
     operands do; one kernel call computes the whole batch."""
-    op = OPS[name]
-    n = len(row[2])
-    out_dims = 0 if "-> Tensor" in row[0] else (0, 0)
+    op = OPS[spec.name]
+    n = len(spec.args)
+    out_dims = 0 if spec.single else (0, 0)
 
     def rule(info, in_dims, *args):
         tensors, dims = args[:n], in_dims[:n]
@@ -570,10 +540,11 @@ def _vmap_rule(name, row):
 
 
 _FUNCTIONS = {}
-for _name, _row in _OPS.items():
-    if _row[3] is not None:
-        _FUNCTIONS[_name] = _function(_name, _backward_for(_name, _row), _jvp_for(_name, _row))
+for _spec_op in _spec.TORCH_OPS:
+    _name = _spec_op.name
+    if _spec_op.grad is not None:
+        _FUNCTIONS[_name] = _function(_name, _backward_for(_spec_op), _jvp_for(_spec_op))
     else:
-        _FUNCTIONS[_name] = _function(_name, _double_backward_for(_name), _grad_jvp_for(_name))
+        _FUNCTIONS[_name] = _function(_name, _double_backward_for(_spec_op), _grad_jvp_for(_spec_op))
     _LIB.impl(_name, _autograd_kernel(_name, _FUNCTIONS[_name]), "Autograd", with_keyset=True)
-    torch.library.register_vmap(f"{NS}::{_name}", _vmap_rule(_name, _row), lib=_LIB)
+    torch.library.register_vmap(f"{NS}::{_name}", _vmap_rule(_spec_op), lib=_LIB)

@@ -42,6 +42,7 @@ import warnings
 
 import torch
 
+from .. import _spec
 from .._activation import _HF_NAMES
 from . import nn as gnn
 from ._mode import _counting
@@ -54,14 +55,26 @@ Skipped = namedtuple("Skipped", "name module reason")
 _ORIGINAL = "_gelu_ext_original"
 _TAKEN = "_gelu_ext_taken"
 
+def _factory(act, copy):
+    """A factory of ``act``'s module (an ``Activation`` of the op spec) from
+    the module it replaces: its ``module_args``, with the replaced module's
+    own value of each argument of ``copy`` it has (``inplace``, and
+    ``torch.nn.GELU``'s ``approximate`` when replaced by class)."""
+    cls, args = getattr(gnn, act.module), dict(act.module_args)
+
+    def factory(old):
+        return cls(**{**args, **{k: getattr(old, k) for k in copy if hasattr(old, k)}})
+
+    return factory
+
+
 # public gelu_ext function (of _HF_NAMES) -> a factory of our module from the old one
-_FACTORY = {
-    "fast_gelu": lambda old: gnn.GELU("none"),
-    "fast_gelu_tanh": lambda old: gnn.GELU("tanh"),
-    "quick_gelu": lambda old: gnn.QuickGELU(),
-    "relu": lambda old: gnn.ReLU(getattr(old, "inplace", False)),
-    "silu": lambda old: gnn.SiLU(getattr(old, "inplace", False)),
-}
+_FACTORY = {a.public: _factory(a, a.copy) for a in _spec.ACTIVATIONS}
+# torch.nn class -> a factory of the module that replaces it by class
+_TORCH_CLASSES = {getattr(torch.nn, a.torch_class): _factory(a, a.copy + a.class_copy)
+                  for a in _spec.ACTIVATIONS if a.torch_class}
+# public gelu_ext function -> (gate, approximate) of its fused gated form
+_GATE = {a.public: a.gate for a in _spec.ACTIVATIONS if a.gate}
 
 # hidden_act names whose class computes something gelu_ext does not, and why
 _WHY_NOT = {
@@ -174,14 +187,7 @@ def _transformers_classes():
 
 
 def _torch_factory(module):
-    t = type(module)
-    if t is torch.nn.GELU:
-        return lambda old: gnn.GELU(old.approximate)
-    if t is torch.nn.ReLU:
-        return _FACTORY["relu"]
-    if t is torch.nn.SiLU:
-        return _FACTORY["silu"]
-    return None
+    return _TORCH_CLASSES.get(type(module))
 
 
 def _activation_like(module):
@@ -199,13 +205,12 @@ def _gate_kind(act, mapped, replace_with=None):
     public = mapped.get(t)
     if replace_with is not None and (public is not None or _torch_factory(act) is not None):
         t, public = None, _HF_NAMES[replace_with]
-    if t is torch.nn.SiLU or public == "silu":
-        return "silu", "none"
     if t is torch.nn.GELU:
         return "gelu", act.approximate
-    if public in ("fast_gelu", "fast_gelu_tanh"):
-        return "gelu", "none" if public == "fast_gelu" else "tanh"
-    return None
+    if public is None and t is not None:
+        public = next((a.public for a in _spec.ACTIVATIONS
+                       if a.torch_class and getattr(torch.nn, a.torch_class) is t), None)
+    return _GATE.get(public)
 
 
 # The gated MLP forms gelu_ext fuses, each a fingerprint: a class whose

@@ -37,6 +37,14 @@ def torch_relu(x: torch.Tensor) -> torch.Tensor:
     return F.relu(x)
 
 
+def torch_relu2(x: torch.Tensor) -> torch.Tensor:
+    return torch.square(F.relu(x))
+
+
+def torch_relu6(x: torch.Tensor) -> torch.Tensor:
+    return F.relu6(x)
+
+
 def torch_silu(x: torch.Tensor) -> torch.Tensor:
     return F.silu(x)
 
@@ -55,7 +63,7 @@ def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none")
 
 # forward op name -> torch's form (same arguments as the op's schema)
 TORCH_FORMS = {
-    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "silu": torch_silu,
+    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2, "relu6": torch_relu6, "silu": torch_silu,
     "quick_gelu": torch_quick_gelu, "swiglu": torch_swiglu, "geglu": torch_geglu,
 }
 
@@ -86,7 +94,12 @@ def _inplace(input: torch.Tensor, op: str) -> torch.Tensor:
     saves its input for backward, and the copy back would otherwise
     overwrite what it saved."""
     src = input.clone() if torch.is_grad_enabled() and input.requires_grad else input
-    result = _ops.relu(src) if op == "relu" else _ops.silu(src)
+    if op == "relu":
+        result = _ops.relu(src)
+    elif op == "relu6":
+        result = _ops.relu6(src)
+    else:
+        result = _ops.silu(src)
     return input.copy_(result)
 
 
@@ -104,6 +117,18 @@ def relu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
     if not ours(input):
         return F.relu(input, inplace=inplace)
     return _inplace(input, "relu") if inplace else _ops.relu(input)
+
+
+def relu2(input: torch.Tensor) -> torch.Tensor:
+    if ours(input):
+        return _ops.relu2(input)
+    return torch_relu2(input)
+
+
+def relu6(input: torch.Tensor, inplace: bool) -> torch.Tensor:
+    if not ours(input):
+        return F.relu6(input, inplace=inplace)
+    return _inplace(input, "relu6") if inplace else _ops.relu6(input)
 
 
 def silu(input: torch.Tensor, inplace: bool) -> torch.Tensor:

@@ -8,7 +8,7 @@ meta, ...), an integer, bool or complex tensor (``relu`` of an int64 tensor
 works, ``gelu`` of one raises torch's error), and sparse, quantized and nested
 tensors.  gelu_ext has no kernels for any of those.
 
-``inplace=True`` (``relu``, ``silu``) computes into a new tensor and copies it
+``inplace=True`` (``relu``, ``relu6``, ``silu``) computes into a new tensor and copies it
 back into ``input`` (``Tensor.copy_``, recorded by autograd as torch's
 in-place ops are): the values torch's in-place form gives and its autograd
 behaviour (a non-leaf input or a view of one is rebased, a leaf that requires
@@ -24,7 +24,7 @@ import torch
 from . import _script
 from ._ops import check_approximate
 
-__all__ = ["gelu", "relu", "silu", "quick_gelu", "swiglu", "geglu"]
+__all__ = ["gelu", "relu", "relu2", "relu6", "silu", "quick_gelu", "swiglu", "geglu"]
 
 
 def _check_tensor(name, t):
@@ -58,6 +58,18 @@ def relu(input, inplace=False):
     """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
     _check_tensor("input", input)
     return _script.relu(input, inplace)
+
+
+def relu2(input):
+    """Squared ReLU, ``relu(input) ** 2`` (Primer; Hugging Face's ``relu2``)."""
+    _check_tensor("input", input)
+    return _script.relu2(input)
+
+
+def relu6(input, inplace=False):
+    """ReLU6, ``min(max(input, 0), 6)``, as ``torch.nn.functional.relu6``."""
+    _check_tensor("input", input)
+    return _script.relu6(input, inplace)
 
 
 def silu(input, inplace=False):

@@ -12,7 +12,7 @@ from . import functional as GF
 from . import _script
 from ._ops import check_approximate
 
-__all__ = ["GELU", "ReLU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
+__all__ = ["GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
 
 
 class GELU(torch.nn.Module):
@@ -50,6 +50,24 @@ class ReLU(_InplaceActivation):
         if torch.jit.is_scripting():
             return _script.relu(input, self.inplace)
         return GF.relu(input, self.inplace)
+
+
+class ReLUSquared(torch.nn.Module):
+    """``relu(x) ** 2`` (Primer, Nemotron; transformers' ``ReLUSquaredActivation``)."""
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.relu2(input)
+        return GF.relu2(input)
+
+
+class ReLU6(_InplaceActivation):
+    """``torch.nn.ReLU6(inplace=...)`` on gelu_ext's kernel."""
+
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return _script.relu6(input, self.inplace)
+        return GF.relu6(input, self.inplace)
 
 
 class SiLU(_InplaceActivation):

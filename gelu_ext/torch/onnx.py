@@ -15,6 +15,8 @@ gelu           ``Gelu(approximate=...)`` from opset 20; below, the erf form
                ``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh form
 gelu_bias      ``Add`` then the above
 relu           ``Relu``
+relu2          ``Relu * Relu``
+relu6          ``Where(Relu > 6, 6, Relu)``
 silu           ``x * Sigmoid(x)``
 quick_gelu     ``x * Sigmoid(1.702 x)``
 swiglu, geglu  the activation of ``gate`` times ``up`` (``Mul``)
@@ -90,12 +92,25 @@ def _sigmoid_gate(e, x, k=None):
     return e.op("Mul", x, s)
 
 
+def _square(e, r):
+    return e.op("Mul", r, r)
+
+
+def _clip6(e, r):
+    """min(r, 6), NaN kept: Where, as Min takes no constant in onnxscript's
+    variadic binding and Clip's bounds are attributes before opset 11."""
+    six = e.const(6.0)
+    return e.op("Where", e.op("Greater", r, six), six, r)
+
+
 # forward op -> builder(emitter, *tensors, [approximate]), arguments as the
 # op's schema; the tensors are already of one dtype (``_emit``).
 _BUILD = {
     "gelu": lambda e, x, approximate="none": _gelu(e, x, approximate),
     "gelu_bias": lambda e, x, bias, approximate="none": _gelu(e, e.op("Add", x, bias), approximate),
     "relu": lambda e, x: e.op("Relu", x),
+    "relu2": lambda e, x: _square(e, e.op("Relu", x)),
+    "relu6": lambda e, x: _clip6(e, e.op("Relu", x)),
     "silu": lambda e, x: _sigmoid_gate(e, x),
     "quick_gelu": lambda e, x: _sigmoid_gate(e, x, _Q),
     "swiglu": lambda e, gate, up: e.op("Mul", _sigmoid_gate(e, gate), up),
@@ -107,7 +122,7 @@ def _emit(e, name, args):
     """Op ``name``'s graph for ``args`` (its schema's arguments), with the
     emitter ``e``: tensors of mixed dtypes are first cast to the one torch
     promotes them to, in which our kernels compute too."""
-    n = len(_OPS[name][2])
+    n = len(_OPS[name].args)
     tensors = e.promote(args[:n])
     return _BUILD[name](e, *tensors, *args[n:])
 
@@ -168,6 +183,14 @@ def _onnx_relu(x):
     return _emit(_OnnxScriptEmitter(), "relu", (x,))
 
 
+def _onnx_relu2(x):
+    return _emit(_OnnxScriptEmitter(), "relu2", (x,))
+
+
+def _onnx_relu6(x):
+    return _emit(_OnnxScriptEmitter(), "relu6", (x,))
+
+
 def _onnx_silu(x):
     return _emit(_OnnxScriptEmitter(), "silu", (x,))
 
@@ -184,7 +207,7 @@ def _onnx_geglu(gate, up, approximate: str = "none"):
     return _emit(_OnnxScriptEmitter(), "geglu", (gate, up, approximate))
 
 
-_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu,
+_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu, "relu2": _onnx_relu2, "relu6": _onnx_relu6,
                "silu": _onnx_silu, "quick_gelu": _onnx_quick_gelu, "swiglu": _onnx_swiglu,
                "geglu": _onnx_geglu}
 
@@ -220,8 +243,8 @@ class _TorchScriptEmitter:
 
 def _torchscript_symbolic(name):
     from torch.onnx import symbolic_helper
-    tensors = _OPS[name][2]
-    has_approximate = "approximate" in _OPS[name][0]
+    tensors = _OPS[name].args
+    has_approximate = _OPS[name].has_approximate
 
     def symbolic(g, *args):
         return _emit(_TorchScriptEmitter(g), name, args)

@@ -269,7 +269,13 @@ static void gx_clear_fp_flags(void)
  * threshold, and never more than one per block. */
 gx_intp gx_get_op_parallel_threshold(int op)
 {
-    return (op == GX_OP_RELU || op == GX_OP_RELU_GRAD) ? GX_MEMBOUND_FACTOR * gx_threshold : gx_threshold;
+    switch (op) {
+    case GX_OP_RELU: case GX_OP_RELU_GRAD: case GX_OP_RELU2: case GX_OP_RELU2_GRAD:
+    case GX_OP_RELU6: case GX_OP_RELU6_GRAD:
+        return GX_MEMBOUND_FACTOR * gx_threshold;   /* the streaming kernels */
+    default:
+        return gx_threshold;
+    }
 }
 
 static int gx_threads_for(int op, gx_intp n)

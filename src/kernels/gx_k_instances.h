@@ -31,6 +31,40 @@ static void GX_FN(relu_grad_f64)(const void *const *in, void *out, gx_intp n, in
     gx_stream_f64(in, out, n, 2, NULL, gx_relu_grad_f64, !GX_FN(choices).plain_loads);
 }
 
+/* squared ReLU and ReLU6: as ReLU (memory-bound, no rounding beyond one) */
+static void GX_FN(relu2_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f32(in, out, n, 1, gx_relu2_f32, NULL, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu2_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f64(in, out, n, 1, gx_relu2_f64, NULL, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu2_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f32(in, out, n, 2, NULL, gx_relu2_grad_f32, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu2_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f64(in, out, n, 2, NULL, gx_relu2_grad_f64, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu6_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f32(in, out, n, 1, gx_relu6_f32, NULL, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu6_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f64(in, out, n, 1, gx_relu6_f64, NULL, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu6_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f32(in, out, n, 2, NULL, gx_relu6_grad_f32, !GX_FN(choices).plain_loads);
+}
+static void GX_FN(relu6_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_stream_f64(in, out, n, 2, NULL, gx_relu6_grad_f64, !GX_FN(choices).plain_loads);
+}
+
 /* float64: the double-double formulas of gx_math.h, elementwise (gradients
  * multiply in double and round once); exact and tanh GELU in double lanes
  * from the tables of gx_lut64.h where they cover x (|x| <= 5), the general

@@ -560,4 +560,36 @@ GX_INLINE double gx_relu_f64(double x) { return x > 0 ? x : (x != x ? x : 0.0); 
 GX_INLINE float gx_relu_grad_f32(float x, float g) { return x > 0 ? g : 0.0f; }
 GX_INLINE double gx_relu_grad_f64(double x, double g) { return x > 0 ? g : 0.0; }
 
+/* ------------------------------------------------------- squared ReLU -- */
+
+/* relu(x)^2 (Primer, Nemotron; transformers' "relu2"): x * x, one rounding
+ * (a float16 or bfloat16 x squared is exact in float32, so the 16-bit path
+ * rounds once too); NaN stays NaN, x <= 0 and -0.0 give +0.0, as torch's
+ * square(relu(x)). */
+GX_INLINE float gx_relu2_f32(float x) { return x < 0 ? 0.0f : x * x; }
+GX_INLINE double gx_relu2_f64(double x) { return x < 0 ? 0.0 : x * x; }
+/* Its derivative times g, 2x g for x > 0 (NaN x gives NaN, as torch's
+ * grad * (2 x) through relu's backward), else 0, rounded once: float32 in
+ * double, where 2x g of two floats is exact (2x in float overflows for
+ * x >= 2^127 where 2x g may not); float64 (x + x) * g, 2x exact below
+ * DBL_MAX / 2. */
+GX_INLINE float gx_relu2_grad_f32(float x, float g)
+{
+    return x <= 0 ? 0.0f : (float)(((double)x + (double)x) * (double)g);
+}
+GX_INLINE double gx_relu2_grad_f64(double x, double g) { return x <= 0 ? 0.0 : (x + x) * g; }
+
+/* --------------------------------------------------------------- ReLU6 -- */
+
+/* min(max(x, 0), 6) (MobileNets; torch.nn.ReLU6, hardtanh(x, 0, 6)): no
+ * rounding.  As torch's clamp: NaN stays NaN and -0.0 stays -0.0 (neither is
+ * below 0), +inf gives 6, -inf 0. */
+GX_INLINE float gx_relu6_f32(float x) { return x < 0 ? 0.0f : (x > 6 ? 6.0f : x); }
+GX_INLINE double gx_relu6_f64(double x) { return x < 0 ? 0.0 : (x > 6 ? 6.0 : x); }
+/* Its derivative times g: g where 0 < x < 6, else 0 (NaN x too): torch's
+ * hardtanh_backward on its vector path, which is nearly every element (its
+ * scalar tail, < one vector, passes g for NaN x). */
+GX_INLINE float gx_relu6_grad_f32(float x, float g) { return x > 0 && x < 6 ? g : 0.0f; }
+GX_INLINE double gx_relu6_grad_f64(double x, double g) { return x > 0 && x < 6 ? g : 0.0; }
+
 #endif /* GX_MATH_H */

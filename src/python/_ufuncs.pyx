@@ -205,16 +205,19 @@ class Op(namedtuple("Op", "name nin kind base ufunc")):
 
 
 def _register():
-    """Make every op's ufunc a module attribute (derivatives also under their
-    0.1.0 name, ``*_backward``: the same object) and return the table."""
+    """Make every op's ufunc a module attribute (derivatives of release 0.1.0
+    also under their name there, the spec's ``alias``: the same object) and
+    return the table."""
+    from gelu_ext import _spec     # pure Python: the rows gx_ops_table.h was generated from
     ops = {}
     for op in range(gx_nops()):
         name = gx_op_name(op).decode()
         uf = _make(op)
         ops[name] = Op(name, gx_nin(op), gx_kind_name(gx_op_kind(op)).decode(), gx_op_name(gx_op_base(op)).decode(), uf)
         globals()[name] = uf
-        if name.endswith("_grad") and name.startswith(("relu", "gelu_")):     # the ops of 0.1.0
-            globals()[name[:-len("_grad")] + "_backward"] = uf
+        alias = _spec.OP[name].alias
+        if alias is not None:
+            globals()[alias] = uf
     return ops
 
 
