@@ -70,6 +70,7 @@ def _digests(cwd, env=None, qemu=False):
     return json.loads(p.stdout)
 
 
+@pytest.mark.slow      # Python and NumPy under emulation: a CPU-minute, so in the whole suite only
 def test_no_avx_instruction_runs_on_a_cpu_without_avx(tmp_path):
     import os
     env = dict(os.environ)

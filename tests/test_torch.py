@@ -335,6 +335,7 @@ def test_compile_fullgraph_equals_eager(dynamic):
         torch.testing.assert_close(p.grad, g, rtol=0, atol=0)
 
 
+@pytest.mark.slow      # inductor compiles C++: CPU-seconds; the aot_eager tests above stay quick
 def test_compile_inductor_keeps_the_ops_bits():
     """The default backend (inductor, which compiles C++): our ops stay opaque
     calls, so their outputs and the gradients through them are eager's bits."""
@@ -732,6 +733,7 @@ def embed(model, batch):
         return torch.nn.functional.normalize(pooled, dim=1)
 
 
+@pytest.mark.slow      # the real BERT
 def test_real_minilm_patched_unpatched_saved(tmp_path):
     model, batch, _ = minilm_or_skip()
     before = embed(model, batch)
@@ -755,6 +757,7 @@ def test_real_minilm_patched_unpatched_saved(tmp_path):
     np.testing.assert_array_equal(bits(embed(model, batch)), bits(before))
 
 
+@pytest.mark.slow      # the real BERT
 def test_real_minilm_relu_swap_breaks_the_geometry():
     """The article's point, in PyTorch: ReLU in place of GELU without
     retraining moves the embeddings far (the NumPy job measures mean cosine

@@ -47,6 +47,7 @@ so only their top 16 bits are free (``with_low16``); the kernels take c_i and
 H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0
 with H_i's bits (an entry used for H_i only).
 """
+import functools
 import os
 import sys
 
@@ -88,10 +89,28 @@ class Family:
         self.XP = X if ext is None else float("inf")   # x > XP: not covered
 
 
+def _memo(fn):
+    """fn(a), remembered for the last few a at the working precision: the
+    fits and error scans ask for q(a) and |q'(a)| several times at one point
+    (the target, its weight, and |q'| of the sigmoid family through q), and
+    these mpmath evaluations are most of the scripts' time.  The same values,
+    so the same headers."""
+    @functools.lru_cache(maxsize=64)
+    def at(a, prec):
+        return fn(a)
+
+    @functools.wraps(fn)
+    def memo(a):
+        return at(a, mp.mp.prec)
+    return memo
+
+
+@_memo
 def q_erf(a):
     return mp.ncdf(-a)
 
 
+@_memo
 def dq_erf(a):                       # |q'(a)| = phi(a)
     return mp.npdf(a)
 
@@ -100,28 +119,34 @@ def _w(a):
     return TANH_C * a * (1 + TANH_A * a * a)
 
 
+@_memo
 def q_tanh(a):
     return 1 / (1 + mp.exp(_w(a)))
 
 
+@_memo
 def dq_tanh(a):
     s = q_tanh(a)
     return s * (1 - s) * TANH_C * (1 + 3 * TANH_A * a * a)
 
 
+@_memo
 def q_silu(a):
     return 1 / (1 + mp.exp(a))
 
 
+@_memo
 def dq_silu(a):
     s = q_silu(a)
     return s * (1 - s)
 
 
+@_memo
 def q_quick(a):
     return 1 / (1 + mp.exp(QUICK_C * a))
 
 
+@_memo
 def dq_quick(a):
     s = q_quick(a)
     return s * (1 - s) * QUICK_C

@@ -105,20 +105,34 @@ def nodes(lo, hi):
     return [(lo + hi) / 2 + (hi - lo) / 2 * float(mp.cos(mp.pi * (k + mp.mpf(1) / 2) / NODES)) for k in range(NODES)]
 
 
-def lsq(rows, rhs, w):
-    """Weighted least squares in mpmath (normal equations at 50 digits)."""
+def gram(rows, w):
+    """The normal equations' matrix sum w^2 r r^T (upper triangle; at 50
+    digits).  Its leading n x n block is the matrix of the first n columns,
+    so the fits of M from the top degree down build it once per piece."""
     n = len(rows[0])
+    A = mp.matrix(n, n)
+    for r, wt in zip(rows, w):
+        w2 = wt * wt
+        for p in range(n):
+            for q in range(p, n):
+                A[p, q] += w2 * r[p] * r[q]
+    return A
+
+
+def lsq(rows, rhs, w, G=None):
+    """Weighted least squares in mpmath (normal equations at 50 digits) on
+    the first len(rows[0]) columns; G: gram() of rows with more columns."""
+    n = len(rows[0])
+    G = gram(rows, w) if G is None else G
     A = mp.matrix(n, n)
     b = mp.matrix(n, 1)
     for r, y, wt in zip(rows, rhs, w):
         w2 = wt * wt
         for p in range(n):
             b[p] += w2 * r[p] * y
-            for q in range(p, n):
-                A[p, q] += w2 * r[p] * r[q]
     for p in range(n):
-        for q in range(p):
-            A[p, q] = A[q, p]
+        for q in range(n):
+            A[p, q] = G[min(p, q), max(p, q)]
     return list(mp.lu_solve(A, b))
 
 
@@ -191,9 +205,11 @@ def table(fam, q, dq, grad):
         low = {DEG: F.bits16(c), DEG - 1: F.bits16(H)}
         m = [0.0] * (DEG + 1)
         first = 1 if (i == 0 and not grad) else 0
+        powers = [[dk ** j for j in range(first, DEG + 1)] for dk in d]
+        G = gram(powers, wts)
         for top in range(DEG, first - 1, -1):
             resid = [t - sum(m[j] * dk ** j for j in range(top + 1, DEG + 1)) for t, dk in zip(target, d)]
-            sol = lsq([[dk ** j for j in range(first, top + 1)] for dk in d], resid, wts)
+            sol = lsq([r[:top + 1 - first] for r in powers], resid, wts, G)
             v = float(sol[-1])
             m[top] = F.with_low16(v, low[top]) if top in low else f32(v)
         for j in (DEG, DEG - 1):                # entries never subnormal
