@@ -1,7 +1,8 @@
 """The ops' CPU kernels in C++ (``csrc/ops.cpp``): a prototype, opt-in.
 
 ``use(True)`` builds the extension on first use (``torch.utils.cpp_extension``,
-JIT with ninja, cached under ``~/.cache/torch_extensions``) and puts its
+JIT with ninja, cached under ``~/.cache/torch_extensions``, one build per
+torch version) and puts its
 kernels at the CPU key of every ``gelu_ext::`` op in place of the Python
 ones; ``use(False)`` puts the Python ones back.  ``GELU_EXT_TORCH_CPP=1``
 calls ``use(True)`` as ``gelu_ext.torch`` imports.  Nothing else changes:
@@ -32,9 +33,17 @@ def _load(verbose=False):
         if not os.path.exists(os.path.join(gx_src, "gx_capi.h")):
             raise ImportError(f"gelu_ext's C++ torch kernels build from a source checkout: "
                               f"{os.path.join(gx_src, 'gx_capi.h')} is missing")
+        # one build directory per torch version: the unstable C++ API has no
+        # ABI across versions, and cpp_extension's own rebuild check hashes
+        # the sources and flags, not torch's headers
+        import torch
+        build = os.path.join(cpp_extension._get_build_directory("gelu_ext_torch_cpp", verbose),
+                             torch.__version__)
+        os.makedirs(build, exist_ok=True)
         _EXT.append(cpp_extension.load(
             name="gelu_ext_torch_cpp", sources=[os.path.join(csrc, "ops.cpp")],
-            extra_include_paths=[gx_src], extra_cflags=["-O2"], verbose=verbose))
+            extra_include_paths=[gx_src], extra_cflags=["-O2"], build_directory=build,
+            verbose=verbose))
     return _EXT[0]
 
 
