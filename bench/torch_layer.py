@@ -14,6 +14,7 @@ threads); and (not with --quick) the torch.compile'd MiniLM.
 Usage::
 
     python bench/torch_layer.py [--quick] [--tokens 4096] [--json FILE]
+                                [--only-issue47] [--kernels python|cpp|both]
 
 Every table compares entries timed side by side in one process, interleaved
 (``gelu_ext.jobs._common.measure``); ratios are torch's time over ours (> 1:
@@ -70,6 +71,34 @@ def _thread_counts():
     return sorted({1, torch.get_num_threads()})
 
 
+# The CPU kernels "ours" runs on (--kernels): the Python ones (the default),
+# the C++ ones (gelu_ext/torch/csrc, built on first use), or both, side by
+# side in one process, each entry switching its kernels in before each of
+# its samples (the dispatcher holds one kernel per key).
+_PATHS = ["python"]
+
+
+def _use(path):
+    from gelu_ext.torch import _cpp
+    _cpp.use(path == "cpp")
+
+
+def _suffix(path):
+    return " C++" if path == "cpp" and len(_PATHS) > 1 else ""
+
+
+def _per_path(ours):
+    """``ours`` (name -> call) once per path of _PATHS, and the setups that
+    switch each entry's kernels in."""
+    calls, setup = {}, {}
+    for path in _PATHS:
+        for k, f in ours.items():
+            calls[k + _suffix(path)] = f
+            if len(_PATHS) > 1:
+                setup[k + _suffix(path)] = lambda p=path: _use(p)
+    return calls, setup
+
+
 def overhead(sizes, budget):
     """Per call of exact GELU, float32: the op, the functional form and
     F.gelu under inference_mode and with autograd (requires_grad), against
@@ -81,24 +110,28 @@ def overhead(sizes, budget):
         x = torch.randn(n)
         xg = x.clone().requires_grad_()
         xn, on = x.numpy(), np.empty(n, np.float32)
+        ours = {
+            "inference_mode": _per_path({"op": lambda: torch.ops.gelu_ext.gelu(x),
+                                         "functional": lambda: GF.gelu(x)}),
+            "autograd": _per_path({"op": lambda: torch.ops.gelu_ext.gelu(xg),
+                                   "functional": lambda: GF.gelu(xg)}),
+        }
         modes = {
             "inference_mode": {
                 "ufunc": lambda: gelu_ext.fast_gelu(xn),
                 "ufunc out=": lambda: gelu_ext.fast_gelu(xn, out=on),
                 "torch.relu": lambda: torch.relu(x),
                 "torch F.gelu": lambda: torch.nn.functional.gelu(x),
-                "op": lambda: torch.ops.gelu_ext.gelu(x),
-                "functional": lambda: GF.gelu(x),
+                **ours["inference_mode"][0],
             },
             "autograd": {
                 "torch F.gelu": lambda: torch.nn.functional.gelu(xg),
-                "op": lambda: torch.ops.gelu_ext.gelu(xg),
-                "functional": lambda: GF.gelu(xg),
+                **ours["autograd"][0],
             },
         }
         for mode, calls in modes.items():
             with _Threads(nt), torch.inference_mode(mode == "inference_mode"):
-                t = _common.measure(calls, budget=budget)
+                t = _common.measure(calls, budget=budget, setup=ours[mode][1])
             base = t["torch F.gelu"].median
             out[f"{n} {nt} {mode}"] = {k: v.median for k, v in t.items()}
             for k, v in t.items():
@@ -123,13 +156,16 @@ def alternating(sizes, budget):
                          for nt in _thread_counts() for n in sizes):
         x = torch.randn(n, dtype=dtype)
         with _Threads(nt), torch.inference_mode():
+            ours, setup = _per_path({"add, ours": lambda: GF.gelu(torch.add(x, 1.0))})
             calls = {"add": lambda: torch.add(x, 1.0),
                      "add, F.gelu": lambda: torch.nn.functional.gelu(torch.add(x, 1.0)),
-                     "add, ours": lambda: GF.gelu(torch.add(x, 1.0))}
-            t = _common.measure(calls, min_sample=1e-3, budget=budget)
+                     **ours}
+            t = _common.measure(calls, min_sample=1e-3, budget=budget, setup=setup)
             faults = {}
             for k, f in calls.items():
                 reps = max(3, min(200, int(0.05 / max(t[k].median, 1e-6))))
+                if k in setup:
+                    setup[k]()
                 f()
                 f0 = _minflt()
                 for _ in range(reps):
@@ -139,12 +175,19 @@ def alternating(sizes, budget):
         g_torch, g_ours = t["add, F.gelu"].median - add, t["add, ours"].median - add
         dt = str(dtype).split(".")[1]
         out[f"{dt} {nt} {n}"] = {"median": {k: v.median for k, v in t.items()}, "faults": faults}
-        rows.append(f"{dt:9s} {nt:3d} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
-                    f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
-                    f" {faults['add, F.gelu']:8.1f} {faults['add, ours']:8.1f}")
+        row = (f"{dt:9s} {nt:3d} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
+               f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
+               f" {faults['add, F.gelu']:8.1f} {faults['add, ours']:8.1f}")
+        if "add, ours C++" in t:
+            g_cpp = t["add, ours C++"].median - add
+            row += (f"   {g_cpp * 1e6:9.1f}   {g_torch / g_cpp if g_cpp > 0 else float('nan'):5.2f}x"
+                    f" {faults['add, ours C++']:8.1f}")
+        rows.append(row)
+    header = "dtype     thr size       add    F.gelu      ours   torch/ours  faults(torch) faults(ours)"
+    if len(_PATHS) > 1:
+        header += "    ours C++  torch/C++  faults(C++)"
     table("Alternating: y = x + 1 (torch), then GELU(y), both allocating, inference_mode "
-          "(median us; GELU = pair - add alone; faults: minor page faults per pair)",
-          rows, "dtype     thr size       add    F.gelu      ours   torch/ours  faults(torch) faults(ours)")
+          "(median us; GELU = pair - add alone; faults: minor page faults per pair)", rows, header)
     return out
 
 
@@ -349,57 +392,78 @@ def encode(loaded, budget, thread_counts, batch_size=32, count=None):
 _GELU_EVENTS = ("aten::gelu", "gelu_ext::gelu")
 
 
+def _label(ev, labels):
+    """The record_function label of ``labels`` that encloses profiler event ``ev``."""
+    p = ev.cpu_parent
+    while p is not None and p.name not in labels:
+        p = p.cpu_parent
+    return None if p is None else p.name
+
+
 def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     """torch.profiler time per GELU call inside the real MiniLM, unpatched
-    (aten::gelu) against patched (gelu_ext::gelu), inference_mode: the
-    median over calls of each event's total CPU time (its own allocation
-    included; the module and functional wrappers around the op are not),
-    the two models' forwards alternating in one profiled session.  Also the
-    whole forward's median, unpatched over patched."""
+    (aten::gelu) against patched (gelu_ext::gelu, on each kernel path of
+    --kernels), inference_mode: the median over calls of each event's total
+    CPU time (its own allocation included; the module and functional
+    wrappers around the op are not), the forwards alternating in one
+    profiled session, each under a record_function naming its entry.  Also
+    the whole forward's median, unpatched over patched."""
     if loaded is None:
         return None
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
     rows, out = [], {}
     saved = torch.get_num_threads()
     for dtype in dtypes:
         plain, patched = _minilm_pair(loaded, dtype)
         dt = str(dtype).split(".")[1]
+        entries = [("torch", plain, None)] + [("ours" + _suffix(p), patched, p) for p in _PATHS]
+        labels = {k for k, _, _ in entries}
         for nt in thread_counts:
             torch.set_num_threads(nt)
             gelu_ext.set_num_threads(nt)
             for b, s in shapes:
                 batch = _minilm_batch(b, s)
                 n = max(1, rounds // max(1, (b * s) // 256))
-                walls = {"torch": [], "ours": []}
+                walls = {k: [] for k in labels}
+                per = {k: [] for k in labels}
                 with torch.inference_mode():
-                    for m in (plain, patched):
+                    for _, m, path in entries:
+                        if path is not None and len(_PATHS) > 1:
+                            _use(path)
                         m(**batch)                      # warm-up
                     with profile(activities=[ProfilerActivity.CPU]) as prof:
                         for r in range(n):
-                            for k, m in ((("torch", plain), ("ours", patched)) if r % 2 == 0
-                                         else (("ours", patched), ("torch", plain))):
+                            for k, m, path in (entries if r % 2 == 0 else entries[::-1]):
+                                if path is not None and len(_PATHS) > 1:
+                                    _use(path)
                                 t0 = time.perf_counter()
-                                m(**batch)
+                                with record_function(k):
+                                    m(**batch)
                                 walls[k].append(time.perf_counter() - t0)
-                per = {e: [] for e in _GELU_EVENTS}
                 for ev in prof.events():
-                    if ev.name in per:
-                        per[ev.name].append(ev.cpu_time_total)
-                g_torch, g_ours = (float(np.median(per[e])) if per[e] else float("nan")
-                                   for e in _GELU_EVENTS)
-                w_torch, w_ours = (float(np.median(walls[k])) for k in ("torch", "ours"))
-                out[f"{dt} {nt} {b}x{s}"] = {"gelu_us": {"torch": g_torch, "ours": g_ours},
-                                             "forward_s": {"torch": w_torch, "ours": w_ours},
-                                             "calls": len(per["gelu_ext::gelu"])}
-                rows.append(f"{dt:9s} {nt:3d}  {b:3d}x{s:<4d} {b * s * 1536:9d} {g_torch:9.1f} "
-                            f"{g_ours:9.1f}   {g_torch / g_ours:5.2f}x   {w_torch * 1e3:8.2f} "
-                            f"{w_ours * 1e3:8.2f}  {w_torch / w_ours:5.2f}x")
+                    if ev.name in _GELU_EVENTS:
+                        k = _label(ev, labels)
+                        if k is not None:
+                            per[k].append(ev.cpu_time_total)
+                g = {k: float(np.median(v)) if v else float("nan") for k, v in per.items()}
+                w = {k: float(np.median(v)) for k, v in walls.items()}
+                out[f"{dt} {nt} {b}x{s}"] = {"gelu_us": g, "forward_s": w, "calls": len(per["ours"])}
+                row = (f"{dt:9s} {nt:3d}  {b:3d}x{s:<4d} {b * s * 1536:9d} {g['torch']:9.1f} "
+                       f"{g['ours']:9.1f}   {g['torch'] / g['ours']:5.2f}x   {w['torch'] * 1e3:8.2f} "
+                       f"{w['ours'] * 1e3:8.2f}  {w['torch'] / w['ours']:5.2f}x")
+                if "ours C++" in g:
+                    row += (f"   {g['ours C++']:9.1f}   {g['torch'] / g['ours C++']:5.2f}x "
+                            f"{w['ours C++'] * 1e3:8.2f}  {w['torch'] / w['ours C++']:5.2f}x")
+                rows.append(row)
     torch.set_num_threads(saved)
     gelu_ext.set_num_threads(None)
+    header = ("dtype     thr  batch x seq  elements  aten::gelu  ours   torch/ours  "
+              "fwd torch  fwd ours  ratio")
+    if len(_PATHS) > 1:
+        header += "   ours C++  torch/C++  fwd C++  ratio"
     table("Inside all-MiniLM-L6-v2, inference_mode: torch.profiler time per GELU call "
           "(median us) and the whole forward (median ms), unpatched vs patched, interleaved",
-          rows, "dtype     thr  batch x seq  elements  aten::gelu  ours   torch/ours  "
-          "fwd torch  fwd ours  ratio")
+          rows, header)
     return out
 
 
@@ -455,7 +519,15 @@ def main(argv=None):
     p.add_argument("--json", help="write the medians here")
     p.add_argument("--only-issue47", action="store_true",
                    help="only the tables of issue 47 (per call, alternating, in-model, compiled)")
+    p.add_argument("--kernels", choices=("python", "cpp", "both"), default="python",
+                   help="the ops' CPU kernels for 'ours': the Python ones (default), the C++ ones "
+                        "(gelu_ext/torch/csrc, built on first use), or both side by side in the "
+                        "per-call, alternating and in-model tables (the other tables then run "
+                        "the Python ones)")
     a = p.parse_args(argv)
+    _PATHS[:] = {"python": ["python"], "cpp": ["cpp"], "both": ["python", "cpp"]}[a.kernels]
+    if a.kernels == "cpp":
+        _use("cpp")
     info = _common.machine_info(("torch",))
     for line in _common.header_lines(info):
         print(line)
@@ -474,6 +546,8 @@ def main(argv=None):
            "overhead": overhead(sizes, budget),
            "alternating": alternating(alt_sizes, budget),
            "in_model": in_model(loaded, shapes, dtypes, counts, rounds)}
+    if len(_PATHS) > 1:
+        _use("python")
     doc["encode"] = (encode(loaded, budget, counts, batch_size=4, count=8) if a.quick
                      else encode(loaded, budget, counts))
     if a.only_issue47:

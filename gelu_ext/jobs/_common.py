@@ -209,16 +209,21 @@ def _calibrate(f, min_sample):
         loops = max(loops * 2, int(loops * 1.2 * min_sample / max(dt, 1e-9)))
 
 
-def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5):
+def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5, setup=None):
     """Median seconds per call of each entry of ``calls`` (name -> function).
 
     Warm-up, calibration, then ``min_repeats``..``max_repeats`` rounds (as
     many as fit in ``budget`` seconds) in which every implementation takes one
     timed sample, alternating the order each round: on a shared machine the
-    load drifts, and interleaving lets the drift hit every entry alike."""
+    load drifts, and interleaving lets the drift hit every entry alike.
+    ``setup``: name -> function called, untimed, before each of that
+    entry's samples and its warm-up (e.g. to switch an implementation in)."""
     names = list(calls)
+    setup = setup or {}
     loops, cost = {}, 0.0
     for k in names:
+        if k in setup:
+            setup[k]()
         calls[k]()                         # warm-up
         loops[k], per_call = _calibrate(calls[k], min_sample)
         cost += loops[k] * per_call
@@ -227,6 +232,9 @@ def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5
     for r in range(repeats):
         for k in (names if r % 2 == 0 else names[::-1]):
             f, n = calls[k], loops[k]
+            if k in setup:
+                setup[k]()
+                f()
             t0 = time.perf_counter()
             for _ in range(n):
                 f()

@@ -55,6 +55,11 @@ from . import onnx as _onnx
 
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
+import os as _os
+if _os.environ.get("GELU_EXT_TORCH_CPP") == "1":      # the C++ CPU kernels (prototype): see _cpp
+    from . import _cpp
+    _cpp.use(True)
+
 __all__ = ["OPS", "functional", "GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
            "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
            "PatchReport", "functional_mode"]

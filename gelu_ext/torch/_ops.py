@@ -257,7 +257,7 @@ def _make(name, spec):
     kernel.__name__ = name
     kernel.__doc__ = f"gelu_ext's {name} ufunc(s) over CPU tensors."
     _LIB.define(name + schema, tags=(torch.Tag.pt2_compliant_tag,))
-    _LIB.impl(name, kernel, "CPU")
+    _PY_KERNELS[name] = kernel
     torch.library.register_fake(f"{NS}::{name}", fake, lib=_LIB)
     return getattr(torch.ops.gelu_ext, name)
 
@@ -266,7 +266,43 @@ def _make(name, spec):
 # kernel and autograd, but the dispatcher calls the kernel directly, where
 # custom_op adds a Python layer per call (~7 us of ~17 on a 2^10 call).
 _LIB = torch.library.Library(NS, "DEF")
+_PY_KERNELS = {}        # op name -> its Python CPU kernel
 OPS = {name: _make(name, spec) for name, spec in _OPS.items()}
+
+
+# The CPU kernels live in a Library of their own so that the C++ ones
+# (gelu_ext.torch._cpp, opt-in) can take their place and give it back: the
+# dispatcher holds one kernel per key, a second registration overrides the
+# first with a warning.
+_CPU_LIB = []
+
+
+def _python_cpu_kernels(on):
+    """Register the Python CPU kernels (``on``) or remove them."""
+    if on and not _CPU_LIB:
+        lib = torch.library.Library(NS, "IMPL", "CPU")
+        for name, kernel in _PY_KERNELS.items():
+            lib.impl(name, kernel)
+        _CPU_LIB.append(lib)
+    elif not on and _CPU_LIB:
+        _CPU_LIB.pop()._destroy()
+
+
+def _cpp_table():
+    """The C++ kernels' table (gelu_ext/torch/csrc/ops.cpp, register_ops):
+    per op its tensor arguments' names, whether it takes approximate, and
+    per (approximate, dtype) the (loop code, operand indices) of each output
+    -- the fast path's table (``_fast_table``), one source for both."""
+    rows = []
+    for name, spec in _OPS.items():
+        entries = [(0 if approximate in (None, "none") else 1, _DT_NAMES[dt],
+                    [(code, list(idx)) for code, idx in codes])
+                   for (approximate, dt), codes in _fast_table(_UFUNCS[name], spec.has_approximate).items()]
+        rows.append((name, list(spec.args), spec.has_approximate, entries))
+    return rows
+
+
+_python_cpu_kernels(True)
 
 
 # --------------------------------------------------------------- autograd --

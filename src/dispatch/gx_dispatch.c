@@ -34,6 +34,7 @@
  *   depend on the thread count or on the schedule.
  */
 #include "gx_kernels.h"
+#include "gx_capi.h"
 #include "math/gx_math.h"
 #include "math/gx_lut.h"
 #include "math/gx_lut64.h"
@@ -358,6 +359,31 @@ void gx_apply_bias_rows(int op, int dt, const void *const *in, void *out,
     gx_pool_run(gx_run_rows, &j, rows, chunk_rows, gx_threads_for(op, rows * cols));
     gx_clear_fp_flags();
 }
+
+/* ------------------------------------------------- the capsule's table -- */
+
+static int gx_code_ok(ptrdiff_t code)
+{
+    return GX_IN_TABLE(gx_loop_op(code)) && code >= 0;
+}
+
+static gx_capi_kernel gx_capi_kernel_for(ptrdiff_t code)
+{
+    gx_init_tables();
+    return gx_code_ok(code) ? (gx_capi_kernel)gx_active[gx_loop_op(code)][gx_loop_dt(code)] : NULL;
+}
+
+static int gx_capi_op(ptrdiff_t code) { return gx_code_ok(code) ? (int)gx_loop_op(code) : -1; }
+static int gx_capi_nin(ptrdiff_t code) { return gx_code_ok(code) ? gx_nin_table[gx_loop_op(code)] : 0; }
+static size_t gx_capi_itemsize(ptrdiff_t code) { return gx_itemsize(gx_loop_dt(code)); }
+static ptrdiff_t gx_capi_threshold(ptrdiff_t code)
+{
+    return gx_get_op_parallel_threshold(gx_loop_op(code));
+}
+
+const gx_capi gx_capi_table = {
+    GX_CAPI_VERSION, gx_capi_kernel_for, gx_capi_op, gx_capi_nin, gx_capi_itemsize, gx_capi_threshold,
+};
 
 /* ------------------------------------------------------------- float16 -- */
 

@@ -35,6 +35,7 @@ from libc.stdint cimport intptr_t
 from libc.string cimport memcpy
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
+from cpython.pycapsule cimport PyCapsule_New
 
 cdef extern from "numpy/arrayobject.h":
     # (numpy's .pxd leaves it commented out)
@@ -98,6 +99,11 @@ cdef extern from "dispatch/gx_kernels.h" nogil:
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
                             gx_intp rows, gx_intp cols)
+
+cdef extern from "dispatch/gx_capi.h" nogil:
+    ctypedef struct gx_capi:
+        pass
+    const gx_capi gx_capi_table
 
 cdef enum:
     _CHUNK = 512
@@ -412,6 +418,13 @@ def _apply_at(intptr_t code, tuple ins, intptr_t out, gx_intp n, int nthreads):
         was = gx_set_thread_num_threads(nthreads)
         gx_apply(op, dt, inp, <void *>out, n)
         gx_set_thread_num_threads(was)
+
+
+# The kernels for C/C++ code that runs them itself (src/dispatch/gx_capi.h: the C++
+# CPU kernels of gelu_ext.torch's ops): compiled once, here, so the ISA
+# choice and the bits are the ufuncs'.  The table is static: the capsule
+# needs no destructor.
+_gx_capi = PyCapsule_New(<void *>&gx_capi_table, b"gelu_ext._ufuncs._gx_capi", NULL)
 
 
 def _isa_table():

@@ -1,0 +1,340 @@
+// The CPU kernels of the gelu_ext:: torch ops in C++ (opt-in: gelu_ext.torch._cpp).
+//
+// Design:
+// * The ops, their schemas, fake kernels, autograd and vmap rules stay where
+//   gelu_ext/torch/_ops.py defines them; this file replaces only the kernel at
+//   the CPU key.  Its one table -- which ufunc loops each op runs over which
+//   of its tensors, per approximate and dtype -- comes from _ops (_OPS and the
+//   loop codes of _ufuncs._loop_code) through register(), not spelled here.
+// * The kernels are _ufuncs' own, reached through the PyCapsule
+//   "gelu_ext._ufuncs._gx_capi" (src/gx_capi.h): compiled once, the ISA path
+//   chosen by gelu_ext at run time and looked up per call, so the bits are the
+//   ufuncs' by construction.
+// * Outputs come from torch's allocator (at::empty_like, the layout _ops'
+//   _new_output gives, so the fake kernel's strides still agree); threads
+//   from torch's intra-op pool (torch_parallel_for: at::parallel_for compiled
+//   inside libtorch, so it runs on torch's own OpenMP or native pool without
+//   this file being built with -fopenmp), torch.get_num_threads() of them,
+//   each thread running the single-threaded kernel over its share.
+// * A boxed kernel: calls from Python reach the dispatcher boxed, so reading
+//   the IValues directly skips an unboxing; one functor per op holds its row.
+// * Two paths, as in _ops: operands of one dtype, one shape, contiguous --
+//   the kernel straight over their memory; everything else (broadcasting,
+//   strides, mixed dtypes) promoted as torch promotes, then a
+//   TensorIterator whose inner runs go to the same kernel (strided runs
+//   gathered into a stack buffer first, as the ufunc loop does).
+#include <torch/extension.h>
+#include <torch/library.h>
+#include <ATen/TensorIterator.h>
+#include <torch/csrc/stable/c/shim.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gx_capi.h"
+
+namespace {
+
+const gx_capi* capi = nullptr;
+
+constexpr int kMaxIn = 3;
+// Elements a parallel share starts on: whole cache lines of float64.
+constexpr int64_t kBlock = 64;
+// Elements gathered at a time for a strided run (the ufunc loop's _CHUNK).
+constexpr int64_t kGather = 512;
+
+// One output of an op: ufunc loop `code` over the op's tensors `idx`.
+struct Part {
+  ptrdiff_t code;
+  int nidx;
+  std::array<int, kMaxIn> idx;
+};
+
+// The float dtypes in the table's order of slots.
+constexpr std::array<at::ScalarType, 4> kDtypes = {
+    at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
+constexpr std::array<const char*, 4> kDtypeNames = {
+    "float16", "bfloat16", "float32", "float64"};
+
+int dtype_slot(at::ScalarType t) {
+  for (int i = 0; i < 4; i++)
+    if (kDtypes[i] == t) return i;
+  return -1;
+}
+
+// One op: its tensor arguments' names (for errors) and its parts for each
+// (approximate, dtype).
+struct Row {
+  std::string name;
+  std::vector<std::string> args;
+  bool has_approximate = false;
+  std::vector<Part> parts[2][4];  // [none, tanh][dtype slot]
+};
+
+// ------------------------------------------------------------- running --
+
+struct Flat {
+  gx_capi_kernel k;
+  int op;
+  int nin;
+  size_t isz;
+  const char* in[kMaxIn];
+  char* out;
+  int64_t n;
+};
+
+void run_blocks(int64_t b, int64_t e, void* ctx) {
+  const Flat* f = static_cast<const Flat*>(ctx);
+  const int64_t lo = b * kBlock, hi = std::min(e * kBlock, f->n);
+  if (lo >= hi) return;
+  const void* p[kMaxIn] = {nullptr, nullptr, nullptr};
+  for (int i = 0; i < f->nin; i++) p[i] = f->in[i] + lo * f->isz;
+  f->k(p, f->out + lo * f->isz, hi - lo, f->op);
+}
+
+// Loop `code` over n contiguous elements, on torch's threads where n is
+// worth splitting (the ufuncs' own threshold: none below two blocks of it).
+void run_flat(ptrdiff_t code, const void* const* in, void* out, int64_t n) {
+  gx_capi_kernel k = capi->kernel(code);
+  const int op = capi->op(code);
+  const int64_t thr = capi->parallel_threshold(code);
+  if (n < 2 * thr) {
+    k(in, out, n, op);
+    return;
+  }
+  Flat f{k, op, capi->nin(code), capi->itemsize(code), {nullptr, nullptr, nullptr},
+         static_cast<char*>(out), n};
+  for (int i = 0; i < f.nin; i++) f.in[i] = static_cast<const char*>(in[i]);
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  TORCH_CHECK(torch_parallel_for(0, blocks, std::max<int64_t>(thr / kBlock, 1),
+                                 run_blocks, &f) == AOTI_TORCH_SUCCESS,
+              "gelu_ext: torch_parallel_for failed");
+}
+
+// Loop `code` over `ins` into `out` (already at the broadcast shape) through
+// a TensorIterator: any strides and broadcasting; its inner runs that are
+// contiguous go straight to the kernel, the others through stack buffers.
+void run_iter(ptrdiff_t code, at::Tensor& out, const std::vector<at::Tensor>& ins) {
+  at::TensorIteratorConfig cfg;
+  cfg.add_output(out);
+  for (const auto& t : ins) cfg.add_const_input(t);
+  cfg.resize_outputs(false).check_all_same_dtype(true);
+  at::TensorIterator iter = cfg.build();
+  const gx_capi_kernel k = capi->kernel(code);
+  const int op = capi->op(code);
+  const int nin = static_cast<int>(ins.size());
+  const int64_t isz = static_cast<int64_t>(capi->itemsize(code));
+  auto loop = [&](char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+    alignas(64) double buf[kMaxIn + 1][kGather];
+    const int nt = nin + 1;  // data[0] is the output
+    for (int64_t j = 0; j < n1; j++) {
+      char* ptr[kMaxIn + 1];
+      bool contiguous = true;
+      for (int t = 0; t < nt; t++) {
+        ptr[t] = data[t] + j * strides[nt + t];
+        contiguous = contiguous && strides[t] == isz;
+      }
+      if (contiguous) {
+        const void* in[kMaxIn] = {ptr[1], nin > 1 ? ptr[2] : nullptr, nin > 2 ? ptr[3] : nullptr};
+        k(in, ptr[0], n0, op);
+        continue;
+      }
+      for (int64_t s = 0; s < n0; s += kGather) {
+        const int64_t m = std::min(kGather, n0 - s);
+        const void* in[kMaxIn] = {nullptr, nullptr, nullptr};
+        for (int t = 1; t < nt; t++) {
+          const char* src = ptr[t] + s * strides[t];
+          if (strides[t] == isz) {
+            in[t - 1] = src;
+          } else {
+            char* dst = reinterpret_cast<char*>(buf[t]);
+            for (int64_t i = 0; i < m; i++) std::memcpy(dst + i * isz, src + i * strides[t], isz);
+            in[t - 1] = dst;
+          }
+        }
+        char* o = ptr[0] + s * strides[0];
+        if (strides[0] == isz) {
+          k(in, o, m, op);
+        } else {
+          char* tmp = reinterpret_cast<char*>(buf[0]);
+          k(in, tmp, m, op);
+          for (int64_t i = 0; i < m; i++) std::memcpy(o + i * strides[0], tmp + i * isz, isz);
+        }
+      }
+    }
+  };
+  iter.for_each(loop, 2 * capi->parallel_threshold(code));
+}
+
+// _ops._new_output: C-contiguous, unless the first operand has the broadcast
+// shape and is not contiguous, where it is empty_like of it (its dense
+// layout kept).
+at::Tensor new_output(const std::vector<at::Tensor>& ts, at::ScalarType dt, bool same_shapes) {
+  const at::Tensor& x = ts[0];
+  c10::DimVector shape(x.sizes().begin(), x.sizes().end());
+  if (!same_shapes)
+    for (size_t i = 1; i < ts.size(); i++) shape = at::infer_size_dimvector(shape, ts[i].sizes());
+  if (x.sizes().equals(shape)) {
+    if (x.is_contiguous())
+      return at::empty_like(x, x.options().dtype(dt), at::MemoryFormat::Contiguous);
+    return at::empty_like(x, x.options().dtype(dt));
+  }
+  return at::empty(shape, x.options().dtype(dt));
+}
+
+std::string python_dtype(at::ScalarType t) {
+  return "torch." + std::string(c10::getDtypeNames(t).first);
+}
+
+// ------------------------------------------------------------ the kernel --
+
+class OpKernel final : public c10::OperatorKernel {
+ public:
+  explicit OpKernel(std::shared_ptr<const Row> row) : row_(std::move(row)) {}
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const Row& r = *row_;
+    const size_t nargs = op.schema().arguments().size();
+    auto args = torch::jit::last(*stack, nargs);
+    const int n = static_cast<int>(r.args.size());
+    int a = 0;
+    if (r.has_approximate) {
+      const std::string& s = args[n].toStringRef();
+      if (s == "tanh") {
+        a = 1;
+      } else {
+        TORCH_CHECK_VALUE(s == "none", "approximate must be 'none' or 'tanh', got '", s, "'");
+      }
+    }
+    std::array<at::Tensor, kMaxIn> ts;
+    for (int i = 0; i < n; i++) ts[i] = args[i].toTensor();
+    const at::Tensor& x = ts[0];
+    const int slot = dtype_slot(x.scalar_type());
+    bool fast = slot >= 0 && x.is_contiguous();
+    for (int i = 1; i < n && fast; i++)
+      fast = ts[i].scalar_type() == x.scalar_type() && ts[i].sizes().equals(x.sizes()) &&
+             ts[i].is_contiguous();
+    std::array<at::Tensor, 2> outs;
+    size_t nout;
+    if (fast) {
+      const auto& parts = r.parts[a][slot];
+      nout = parts.size();
+      const int64_t numel = x.numel();
+      for (size_t p = 0; p < nout; p++) {
+        outs[p] = at::empty_like(x, {}, at::MemoryFormat::Contiguous);  // as _new_output
+        if (numel == 0) continue;
+        const void* in[kMaxIn] = {nullptr, nullptr, nullptr};
+        for (int i = 0; i < parts[p].nidx; i++) in[i] = ts[parts[p].idx[i]].const_data_ptr();
+        run_flat(parts[p].code, in, outs[p].mutable_data_ptr(), numel);
+      }
+    } else {
+      nout = general(r, a, ts, n, outs);
+    }
+    torch::jit::drop(*stack, nargs);
+    for (size_t p = 0; p < nout; p++) torch::jit::push(*stack, std::move(outs[p]));
+  }
+
+ private:
+  static size_t general(const Row& r, int a, std::array<at::Tensor, kMaxIn>& ts, int n,
+                        std::array<at::Tensor, 2>& outs) {
+    at::ScalarType dt = ts[0].scalar_type();
+    for (int i = 0; i < n; i++) {
+      const at::ScalarType t = ts[i].scalar_type();
+      TORCH_CHECK_TYPE(dtype_slot(t) >= 0, r.args[i],
+                       " must be a float16, bfloat16, float32 or float64 tensor, got ",
+                       python_dtype(t));
+      if (t != dt) dt = at::promote_types(dt, t);
+    }
+    bool same = true;
+    for (int i = 0; i < n; i++) {
+      if (ts[i].scalar_type() != dt) ts[i] = ts[i].to(dt);
+      same = same && ts[i].sizes().equals(ts[0].sizes());
+    }
+    const auto& parts = r.parts[a][dtype_slot(dt)];
+    for (size_t p = 0; p < parts.size(); p++) {
+      std::vector<at::Tensor> ins;
+      for (int i = 0; i < parts[p].nidx; i++) ins.push_back(ts[parts[p].idx[i]]);
+      outs[p] = new_output(ins, dt, same);
+      run_iter(parts[p].code, outs[p], ins);
+    }
+    return parts.size();
+  }
+
+  std::shared_ptr<const Row> row_;
+};
+
+// ----------------------------------------------------------- registration --
+
+std::unique_ptr<torch::Library> cpu_library;
+
+void load_capi() {
+  if (capi) return;
+  auto* p = static_cast<const gx_capi*>(PyCapsule_Import("gelu_ext._ufuncs._gx_capi", 0));
+  if (!p) throw py::error_already_set();
+  TORCH_CHECK(p->version == GX_CAPI_VERSION, "gelu_ext._ufuncs' kernel table is version ",
+              p->version, ", this build expects ", GX_CAPI_VERSION, ": rebuild it");
+  capi = p;
+}
+
+// (op name, tensor argument names, has approximate,
+//  [(approximate index, dtype name, [(loop code, [tensor indices])])])
+using PartSpec = std::tuple<int64_t, std::vector<int>>;
+using EntrySpec = std::tuple<int, std::string, std::vector<PartSpec>>;
+using RowSpec = std::tuple<std::string, std::vector<std::string>, bool, std::vector<EntrySpec>>;
+
+// The CPU kernels of the ops in `rows`, in place of whatever is there (the
+// caller removes the Python ones first: a second kernel at one key
+// overrides the first with a warning).
+void register_ops(const std::vector<RowSpec>& rows) {
+  load_capi();
+  auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "gelu_ext",
+                                              c10::DispatchKey::CPU, __FILE__, __LINE__);
+  for (const auto& spec : rows) {
+    auto row = std::make_shared<Row>();
+    row->name = std::get<0>(spec);
+    row->args = std::get<1>(spec);
+    row->has_approximate = std::get<2>(spec);
+    TORCH_CHECK(row->args.size() >= 1 && row->args.size() <= kMaxIn, row->name, ": ",
+                row->args.size(), " tensor arguments");
+    for (const auto& [approx, dtname, parts] : std::get<3>(spec)) {
+      int slot = -1;
+      for (int i = 0; i < 4; i++)
+        if (dtname == kDtypeNames[i]) slot = i;
+      TORCH_CHECK(slot >= 0 && (approx == 0 || approx == 1), row->name, ": bad entry ", dtname);
+      TORCH_CHECK(parts.size() >= 1 && parts.size() <= 2, row->name, ": ", parts.size(), " outputs");
+      for (const auto& [code, idx] : parts) {
+        TORCH_CHECK(capi->kernel(code) != nullptr && capi->nin(code) == static_cast<int>(idx.size()),
+                    row->name, ": loop code ", code, " takes ", capi->nin(code), " inputs, got ",
+                    idx.size());
+        Part part{static_cast<ptrdiff_t>(code), static_cast<int>(idx.size()), {0, 0, 0}};
+        for (size_t i = 0; i < idx.size(); i++) {
+          TORCH_CHECK(idx[i] >= 0 && idx[i] < static_cast<int>(row->args.size()), row->name,
+                      ": index ", idx[i]);
+          part.idx[i] = idx[i];
+        }
+        row->parts[approx][slot].push_back(part);
+      }
+      if (!row->has_approximate) row->parts[1][slot] = row->parts[0][slot];
+    }
+    lib->impl(row->name.c_str(),
+              torch::CppFunction::makeFromBoxedFunctor(std::make_unique<OpKernel>(row)));
+  }
+  cpu_library = std::move(lib);
+}
+
+// Remove the C++ kernels (the Python ones can then be registered again).
+void unregister_ops() { cpu_library.reset(); }
+
+bool registered() { return cpu_library != nullptr; }
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("register_ops", &register_ops, "The CPU kernels of the gelu_ext:: ops in C++.");
+  m.def("unregister_ops", &unregister_ops, "Remove them.");
+  m.def("registered", &registered);
+}
