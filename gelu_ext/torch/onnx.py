@@ -169,47 +169,35 @@ _IR_NAME = {torch.float16: "FLOAT16", torch.bfloat16: "BFLOAT16", torch.float32:
 _FROM_IR_NAME = {v: k for k, v in _IR_NAME.items()}
 
 
-# One plain function per forward op: the exporter reads its signature (the
-# op's arguments; a str annotation makes ``approximate`` an ONNX attribute).
-def _onnx_gelu(x, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "gelu", (x, approximate))
+def _parameters(spec):
+    """The op's schema as Python parameters: its tensors, then ``approximate``
+    (a str annotation: an ONNX attribute to the dynamo exporter)."""
+    P = inspect.Parameter
+    params = [P(a, P.POSITIONAL_OR_KEYWORD) for a in spec.args]
+    if spec.has_approximate:
+        params.append(P("approximate", P.POSITIONAL_OR_KEYWORD, default="none", annotation=str))
+    return params
 
 
-def _onnx_gelu_bias(x, bias, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "gelu_bias", (x, bias, approximate))
+def _onnxscript_function(name):
+    """The dynamo exporter's translation of op ``name``: the exporter reads
+    its signature, the op's arguments."""
+    signature = inspect.Signature(_parameters(_OPS[name]))
+
+    def translation(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return _emit(_OnnxScriptEmitter(), name, tuple(bound.arguments.values()))
+
+    translation.__signature__ = signature
+    translation.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()
+                                   if p.annotation is not p.empty}
+    translation.__name__ = translation.__qualname__ = f"_onnx_{name}"
+    return translation
 
 
-def _onnx_relu(x):
-    return _emit(_OnnxScriptEmitter(), "relu", (x,))
-
-
-def _onnx_relu2(x):
-    return _emit(_OnnxScriptEmitter(), "relu2", (x,))
-
-
-def _onnx_relu6(x):
-    return _emit(_OnnxScriptEmitter(), "relu6", (x,))
-
-
-def _onnx_silu(x):
-    return _emit(_OnnxScriptEmitter(), "silu", (x,))
-
-
-def _onnx_quick_gelu(x):
-    return _emit(_OnnxScriptEmitter(), "quick_gelu", (x,))
-
-
-def _onnx_swiglu(gate, up):
-    return _emit(_OnnxScriptEmitter(), "swiglu", (gate, up))
-
-
-def _onnx_geglu(gate, up, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "geglu", (gate, up, approximate))
-
-
-_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu, "relu2": _onnx_relu2, "relu6": _onnx_relu6,
-               "silu": _onnx_silu, "quick_gelu": _onnx_quick_gelu, "swiglu": _onnx_swiglu,
-               "geglu": _onnx_geglu}
+# one per forward op of the spec, each with its graph in _BUILD
+_ONNXSCRIPT = {t.name: _onnxscript_function(t.name) for t in _OPS.values() if t.grad}
 
 #: ``{torch.ops.gelu_ext.<op>.default: onnxscript function}`` for every forward
 #: op, for ``torch.onnx.export(..., custom_translation_table=...)``.
@@ -251,9 +239,8 @@ def _torchscript_symbolic(name):
 
     # parse_args pairs its descriptors with the function's parameters: the
     # op's own names, so its messages name them
-    params = ("g", *tensors, *(("approximate",) if has_approximate else ()))
     symbolic.__signature__ = inspect.Signature(
-        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        [inspect.Parameter("g", inspect.Parameter.POSITIONAL_OR_KEYWORD), *_parameters(_OPS[name])])
     symbolic.__name__ = f"{name}_symbolic"
     return symbolic_helper.parse_args(*("v",) * len(tensors), *(("s",) if has_approximate else ()))(symbolic)
 
@@ -277,6 +264,6 @@ def register():
         for name, form in TORCH_FORMS.items():
             decompositions.setdefault(OPS[name].default, form)
     from torch.onnx import register_custom_op_symbolic
-    for name in _BUILD:
+    for name in _ONNXSCRIPT:
         register_custom_op_symbolic(f"{NS}::{name}", _torchscript_symbolic(name), _MIN_OPSET)
     _REGISTERED.append(True)
