@@ -89,10 +89,10 @@ def test_torch_formulas_are_keyed_by_the_spec():
     """Each forward op has its torch form and its ONNX graph; each second
     derivative the spec names has its torch expression."""
     pytest.importorskip("torch")
-    from gelu_ext.torch import _ops, _script, onnx
+    from gelu_ext.torch import _forms, onnx
     names = {t.name for t in FORWARD}
-    assert set(_script.TORCH_FORMS) == names
-    assert set(onnx._BUILD) == names
+    assert set(_forms.TORCH_FORMS) == names
+    assert set(_forms.ONNX_GRAPHS) == names
     assert set(onnx._ONNXSCRIPT) == names
     d2 = {t.d2.format(k) for t in _spec.TORCH_OPS if t.d2 for k in ("erf", "tanh")}
-    assert set(_ops._D2) == d2
+    assert set(_forms.D2) == d2

@@ -15,66 +15,17 @@ Design:
   the TorchScript compiler resolves statically, so the eager branch is
   never compiled).  One routing, so a scripted module gives the eager
   module's bits.
-* ``TORCH_FORMS`` is each forward op written with torch's own functions
-  (an op's formula in torch, one entry per op): the off-CPU path here, and
-  the decomposition the dynamo ONNX exporter applies to an op it has no
-  translation for (``gelu_ext.torch.onnx``).
+* The path for every tensor gelu_ext has no kernel for is the op written
+  with torch's own functions, ``_forms.TORCH_FORMS``.
 """
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 
 from .. import _spec
+from ._forms import TORCH_FORMS
 
 _ops = torch.ops.gelu_ext
-
-
-# ------------------------------------------------- torch's own form of each --
-
-def torch_gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(x, approximate=approximate)
-
-
-def torch_gelu_bias(x: torch.Tensor, bias: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(x + bias, approximate=approximate)
-
-
-def torch_relu(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
-    return F.relu(x, inplace=inplace)
-
-
-def torch_relu2(x: torch.Tensor) -> torch.Tensor:
-    return torch.square(F.relu(x))
-
-
-def torch_relu6(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
-    return F.relu6(x, inplace=inplace)
-
-
-def torch_silu(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
-    return F.silu(x, inplace=inplace)
-
-
-def torch_quick_gelu(x: torch.Tensor) -> torch.Tensor:
-    return x * torch.sigmoid(1.702 * x)
-
-
-def torch_swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    return F.silu(gate) * up
-
-
-def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(gate, approximate=approximate) * up
-
-
-# forward op name -> torch's form (the op schema's arguments; an in-place op's
-# form also takes torch's ``inplace`` flag, which its routing below passes)
-TORCH_FORMS = {
-    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2,
-    "relu6": torch_relu6, "silu": torch_silu, "quick_gelu": torch_quick_gelu,
-    "swiglu": torch_swiglu, "geglu": torch_geglu,
-}
 
 
 # ------------------------------------------- which calls are ours, and the calls --
