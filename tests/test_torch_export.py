@@ -248,16 +248,28 @@ def linear():
     return torch.nn.Linear(8, 8)
 
 
+def spec_modules():
+    """Each module of the spec's forward ops, built as it can be: plain,
+    with approximate="tanh", with inplace=True."""
+    out = {}
+    for t in _ops._spec.TORCH_OPS:
+        if t.module:
+            cls = getattr(gt, t.module)
+            out[t.module] = cls
+            if t.has_approximate:
+                out[t.module + "-tanh"] = functools.partial(cls, "tanh")
+            if t.inplace:
+                out[t.module + "-inplace"] = functools.partial(cls, inplace=True)
+    return out
+
+
 MODULES = {
-    "GELU": lambda: gt.GELU(), "GELU-tanh": lambda: gt.GELU("tanh"),
-    "ReLU": lambda: gt.ReLU(), "ReLU-inplace": lambda: gt.ReLU(inplace=True),
-    "SiLU": lambda: gt.SiLU(), "SiLU-inplace": lambda: gt.SiLU(inplace=True),
-    "QuickGELU": lambda: gt.QuickGELU(),
-    "SwiGLU": lambda: gt.SwiGLU(), "GEGLU": lambda: gt.GEGLU(), "GEGLU-tanh": lambda: gt.GEGLU("tanh"),
+    **spec_modules(),
     "GatedMLP-silu": lambda: gt.GatedMLP(linear(), linear(), linear()),
     "GatedMLP-gelu": lambda: gt.GatedMLP(linear(), linear(), linear(), gate="gelu", approximate="tanh"),
 }
-GATED = ("SwiGLU", "GEGLU")
+GATED = tuple(t.module for t in _ops._spec.TORCH_OPS if t.module and t.kind == "gate")
+INPLACE_MODULES = [n for n in MODULES if n.endswith("-inplace")]
 
 
 def inputs_for(name, dtype=torch.float32, device="cpu"):
@@ -281,7 +293,7 @@ def test_scripted_module_gives_the_eager_bits(name, dtype):
     assert torch.equal(bits(got), bits(expected))
 
 
-@pytest.mark.parametrize("name", ["ReLU-inplace", "SiLU-inplace"])
+@pytest.mark.parametrize("name", INPLACE_MODULES)
 def test_scripted_inplace_writes_into_its_input_as_eager(name):
     x = inputs_for(name)[0]
     expected = MODULES[name]()(x.clone())
@@ -289,7 +301,7 @@ def test_scripted_inplace_writes_into_its_input_as_eager(name):
     assert got.data_ptr() == x.data_ptr() and torch.equal(x, expected)
 
 
-@pytest.mark.parametrize("name", ["ReLU-inplace", "SiLU-inplace"])
+@pytest.mark.parametrize("name", INPLACE_MODULES)
 def test_scripted_inplace_under_autograd_gives_eagers_gradient(name):
     """In a scripted model too, the in-place form leaves backward intact."""
     def grad(module):
