@@ -19,10 +19,19 @@ Design:
                    and the ``torch.nn`` class it replaces;
   ``TORCH_OPS``    one ``TorchOp`` per ``torch.ops.gelu_ext`` op: schema,
                    ufuncs, form, gradient op, first and second derivatives of
-                   its double backward, module and functional names.
-* Adding an op: its formula (``src/math/gx_math.h``), its kernel
-  (``src/kernels/gx_k_instances.h``), its entries here and its own tests; then
-  ``python src/tables/gen_ops.py --write``.
+                   its double backward; for a forward op, its
+                   ``gelu_ext.torch.functional`` function and ``nn`` class
+                   (names, docstrings, the ``inplace`` flag, the op a
+                   ``bias=`` runs), which ``gelu_ext.torch`` makes from it
+                   with the TorchScript routing and the ONNX registrations.
+* What is not data stays code, once per op: the formula in C
+  (``src/math/gx_math.h``) and its float64 twin (``gelu_ext/testing.py``),
+  its kernel (``src/kernels/gx_k_instances.h``), and its formulas in torch's
+  and ONNX's terms (``gelu_ext/torch/_forms.py``: torch's own form, the
+  second derivative, the ONNX graph), each table keyed by the names here.
+* Adding an op: those, its entries here and its own tests; then
+  ``python src/tables/gen_ops.py --write`` (the C table, the stubs, the
+  names of ``gelu_ext.torch.functional`` and ``nn``, the README's table).
 """
 from typing import NamedTuple, Optional
 
@@ -256,8 +265,13 @@ class TorchOp(NamedTuple):
     ``approximate`` argument.  A forward op names its gradient op (``grad``);
     a gradient op has none and is differentiable through ``d1`` (the
     elementwise first-derivative op, f'(x) g) and ``d2`` (the activation whose
-    second derivative, a torch expression of ``gelu_ext.torch._ops``, the
-    double backward uses); a gated op's ``gated`` is its forward op."""
+    second derivative, a torch expression of ``gelu_ext.torch._forms``, the
+    double backward uses); a gated op's ``gated`` is its forward op.
+    A forward op with ``module``/``functional`` gets them in
+    ``gelu_ext.torch.nn``/``functional``, shaped by its form: its tensors
+    (``input`` for a plain op, as torch.nn.functional names it), then
+    ``approximate`` where the schema has it, ``inplace`` where the flag is
+    set, ``bias=`` where ``bias`` names the fused op it runs."""
     name: str
     schema: str                 # after the name: "(Tensor x) -> Tensor"
     kind: str                   # "plain" f(x), "bias" f(x + b), "gate" f(gate) * up
