@@ -60,7 +60,7 @@ def _inplace_source(input: torch.Tensor) -> torch.Tensor:
 # below, each making a typed function that TorchScript compiles (the op and
 # torch's form are closure values it resolves), named after the op.
 
-def _plain(op, form):
+def _input(op, form):
     def route(input: torch.Tensor) -> torch.Tensor:
         if ours(input):
             return op(input)
@@ -68,7 +68,7 @@ def _plain(op, form):
     return route
 
 
-def _plain_inplace(op, form):
+def _input_inplace(op, form):
     def route(input: torch.Tensor, inplace: bool) -> torch.Tensor:
         if not ours(input):
             return form(input, inplace)
@@ -78,7 +78,7 @@ def _plain_inplace(op, form):
     return route
 
 
-def _plain_approximate_bias(op, form, bias_op, bias_form):
+def _input_approximate_bias(op, form, bias_op, bias_form):
     def route(input: torch.Tensor, approximate: str,
               bias: Optional[torch.Tensor] = None) -> torch.Tensor:
         if bias is None:
@@ -91,7 +91,7 @@ def _plain_approximate_bias(op, form, bias_op, bias_form):
     return route
 
 
-def _gate(op, form):
+def _gate_up(op, form):
     def route(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
         if ours(gate) and ours(up):
             return op(gate, up)
@@ -99,7 +99,7 @@ def _gate(op, form):
     return route
 
 
-def _gate_approximate(op, form):
+def _gate_up_approximate(op, form):
     def route(gate: torch.Tensor, up: torch.Tensor, approximate: str) -> torch.Tensor:
         if ours(gate) and ours(up):
             return op(gate, up, approximate)
@@ -126,10 +126,10 @@ def form_of(spec):
 def _route(spec):
     op, form, shape = getattr(_ops, spec.name), TORCH_FORMS[spec.name], form_of(spec)
     if shape == "input, approximate, bias":
-        route = _plain_approximate_bias(op, form, getattr(_ops, spec.bias), TORCH_FORMS[spec.bias])
+        route = _input_approximate_bias(op, form, getattr(_ops, spec.bias), TORCH_FORMS[spec.bias])
     else:
-        route = {"input": _plain, "input, inplace": _plain_inplace, "gate, up": _gate,
-                 "gate, up, approximate": _gate_approximate}[shape](op, form)
+        route = {"input": _input, "input, inplace": _input_inplace, "gate, up": _gate_up,
+                 "gate, up, approximate": _gate_up_approximate}[shape](op, form)
     route.__name__ = route.__qualname__ = spec.name
     return route
 

@@ -5,8 +5,9 @@
 * the stubs of the ufuncs and thin gradient functions in gelu_ext/__init__.pyi;
 * the names (and ``__all__``) of the PyTorch layer's functions and modules in
   gelu_ext/torch/functional.py and gelu_ext/torch/nn.py, one line each
-  calling the factory that makes it from the spec (written out, so that
-  type checkers and editors see them);
+  calling the factory that makes it from the spec, and their signatures
+  under ``TYPE_CHECKING`` (written out, so that type checkers and editors
+  see them);
 * the README's table of ops.
 
 All but the header are blocks between marker lines in files otherwise
@@ -118,13 +119,39 @@ def _all(names):
     return "\n".join(lines + [line]) + "\n"
 
 
-def torch_names(spec, attr, factory):
+def _tensors(t):
+    """A forward op's tensor parameters: ``input`` for a plain op, as
+    torch.nn.functional names it, else the schema's names."""
+    return ["input"] if t.kind == "plain" else list(t.args)
+
+
+def _function_stub(t):
+    params = [f"{a}: Tensor" for a in _tensors(t)]
+    params += ['approximate: str = "none"'] * t.has_approximate + ["inplace: bool = False"] * t.inplace
+    params += ["*", "bias: Optional[Tensor] = None"] if t.bias else []
+    return f"    def {t.functional}({', '.join(params)}) -> Tensor: ...\n"
+
+
+def _module_stub(t):
+    base = ("_Approximate" if t.has_approximate else
+            "_InplaceActivation" if t.inplace else "torch.nn.Module")
+    init = ('        def __init__(self, approximate: str = "none") -> None: ...\n'
+            if t.has_approximate else "")
+    forward = ", ".join(f"{a}: Tensor" for a in _tensors(t))
+    return (f"    class {t.module}({base}):\n{init}"
+            f"        def forward(self, {forward}) -> Tensor: ...\n")
+
+
+def torch_names(spec, attr, factory, stub):
     """The block of gelu_ext/torch/functional.py (attr "functional", factory
     "_function") or nn.py ("module", "_module"): each forward op's name bound
-    to what the factory makes of its spec entry, and ``__all__``."""
+    to what the factory makes of its spec entry, the same spelled out for
+    type checkers and editors, and ``__all__``."""
     ops = [t for t in spec.TORCH_OPS if getattr(t, attr)]
-    lines = [f'{getattr(t, attr)} = {factory}("{t.name}")\n' for t in ops]
-    return "".join(lines) + "\n" + _all([getattr(t, attr) for t in ops])
+    return ("if TYPE_CHECKING:       # what the factory makes, as a type checker sees it\n"
+            + "".join(stub(t) for t in ops) + "else:\n"
+            + "".join(f'    {getattr(t, attr)} = {factory}("{t.name}")\n' for t in ops)
+            + "\n" + _all([getattr(t, attr) for t in ops]))
 
 
 def _splice(path, begin, end, block):
@@ -142,8 +169,8 @@ def main(argv):
     files = [(HEADER, None, header(spec))]
     for path, begin, end, block in ((STUBS, BEGIN_PYI, END_PYI, stubs(spec)),
                                     (FUNCTIONAL, BEGIN_PYI, END_PYI,
-                                     torch_names(spec, "functional", "_function")),
-                                    (NN, BEGIN_PYI, END_PYI, torch_names(spec, "module", "_module")),
+                                     torch_names(spec, "functional", "_function", _function_stub)),
+                                    (NN, BEGIN_PYI, END_PYI, torch_names(spec, "module", "_module", _module_stub)),
                                     (README, BEGIN_MD, END_MD, readme_table(spec))):
         files.append((path, *_splice(path, begin, end, block)))
     if "--check" in argv:
