@@ -28,6 +28,7 @@ import torch.nn.functional as F                            # noqa: E402
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
+from gelu_ext.torch import _forms                          # noqa: E402
 from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 
@@ -508,8 +509,9 @@ def test_inplace_forms():
     assert gt.ReLU(inplace=True)(y) is y
 
 
-# the spec's in-place functions, ours and torch's of the same name
-INPLACE = {t.functional: (getattr(GF, t.functional), getattr(F, t.functional))
+# the spec's in-place functions, ours and the op's torch form (torch's own
+# function, F.relu for relu, with torch's inplace flag)
+INPLACE = {t.functional: (getattr(GF, t.functional), _forms.TORCH_FORMS[t.name])
            for t in _spec.TORCH_OPS if t.inplace}
 
 
