@@ -6,10 +6,10 @@ imports torch.  Three ways in:
 
 * functional, with ``torch.nn.functional``'s names and signatures:
   ``gelu_ext.torch.functional.gelu(x, approximate="none")``, ``silu``,
-  ``relu``, ``quick_gelu``, and the fused ``swiglu(gate, up)``,
+  ``relu``, ... (``functional.__all__``), and the fused ``swiglu(gate, up)``,
   ``geglu(gate, up, approximate)``, ``gelu(x, bias=b)``;
 * modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
-  ``SiLU``, ``QuickGELU``, ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
+  ``SiLU``, ... (``nn.__all__``), ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
 * ``patch_model(model)``: every activation submodule gelu_ext computes
   swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's and
   T5's gated MLP blocks fused too); ``unpatch_model(model)`` undoes it;
@@ -48,7 +48,8 @@ except ImportError as e:      # pragma: no cover - exercised where torch is abse
 
 from ._ops import OPS
 from . import functional
-from .nn import GELU, ReLU, ReLUSquared, ReLU6, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
+from . import nn
+from .nn import *  # noqa: F401,F403 -- every module class, as nn.__all__ lists them
 from ._patch import patch_model, unpatch_model, PatchReport
 from ._mode import functional_mode
 from . import onnx as _onnx
@@ -60,6 +61,6 @@ if _os.environ.get("GELU_EXT_TORCH_CPP") == "1":      # the C++ CPU kernels (pro
     from . import _cpp
     _cpp.use(True)
 
-__all__ = ["OPS", "functional", "GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
-           "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
-           "PatchReport", "functional_mode"]
+__all__ = ["OPS", "functional"]
+__all__ += nn.__all__
+__all__ += ["patch_model", "unpatch_model", "PatchReport", "functional_mode"]
