@@ -186,7 +186,9 @@ def test_bit_identical_to_the_ufuncs(name, dtype):
 
 
 def _cpp_kernels():
-    """Whether the C++ CPU kernels (GELU_EXT_TORCH_CPP=1) are in."""
+    """Whether the C++ CPU kernels are in (gelu_ext.torch.kernels() == "cpp":
+    the default where they were built for this torch; GELU_EXT_TORCH_CPP=0
+    tests the Python ones)."""
     from gelu_ext.torch import _cpp
     return _cpp.active()
 
