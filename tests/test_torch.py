@@ -815,7 +815,7 @@ def test_tiny_llama_gated_mlp_training_step():
 
 
 @pytest.mark.parametrize("module", ["gelu_ext.torch", "gelu_ext.torch.functional",
-                                    "gelu_ext.torch._patch"])
+                                    "gelu_ext.torch._patch", "gelu_ext.torch._cpp"])
 def test_docstring_examples(module):
     import doctest
     import importlib
