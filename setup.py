@@ -190,6 +190,7 @@ def kernel_sources():
 
 TORCH_EXT = "gelu_ext.torch._C"
 TORCH_SOURCE = "gelu_ext/torch/csrc/ops.cpp"
+TORCH_MIN = (2, 10)
 CAPI_HEADER = "src/dispatch/gx_capi.h"
 
 
@@ -208,6 +209,11 @@ def torch_extension(env=None):
         print("gelu_ext: no torch in this build environment: the C++ kernels of gelu_ext.torch are "
               "not built (pip install --no-build-isolation '.[torch]' next to torch builds them)")
         return None
+    if torch.torch_version.TorchVersion(torch.__version__) < TORCH_MIN:
+        # ops.cpp splits work with torch_parallel_for (torch/csrc/stable/c/shim.h, 2.10 on)
+        print(f"gelu_ext: torch {torch.__version__} here: the C++ kernels of gelu_ext.torch need torch >= "
+              f"{'.'.join(map(str, TORCH_MIN))} and are not built (gelu_ext.torch runs its Python kernels)")
+        return None
     ext = cpp_extension.CppExtension(
         TORCH_EXT, sources=[TORCH_SOURCE],
         include_dirs=[os.path.dirname(CAPI_HEADER)], depends=[CAPI_HEADER],
@@ -221,8 +227,8 @@ def torch_extension(env=None):
 
 def torch_compile_args(compiler):
     """gelu_ext.torch._C's compile args for one of COMPILERS: the C++
-    standard torch's own extension builder passes (C++20 from torch 2.10 on)
-    and its MSVC warnings and exception model; -O2, no instruction-set or
+    standard torch 2.13's own extension builder passes (C++20) and its
+    MSVC warnings and exception model; -O2, no instruction-set or
     fast-math flag."""
     if compiler in ("msvc", "clang-cl"):
         from torch.utils import cpp_extension
@@ -281,6 +287,7 @@ def main():
     from setuptools import Extension, setup
     from setuptools.command.build_ext import build_ext
     from setuptools.command.build_py import build_py
+    from setuptools.errors import CCompilerError, ExecError as DistutilsExecError
 
     class build_ext_per_compiler(build_ext):
         """build_ext with build_flags for the compiler it was given, each
@@ -324,7 +331,10 @@ def main():
                 ext.extra_compile_args = compile_args
                 ext.extra_link_args = link_args
                 ext.define_macros = list(ext.define_macros or []) + define_macros
+            self._torch_failed = None
             super().build_extensions()
+            if self._torch_failed:          # nothing of it to copy or install
+                self.extensions.remove(self._torch_failed)
 
         def build_extension(self, ext):
             path = self.get_ext_fullpath(ext.name)
@@ -365,6 +375,16 @@ def main():
             self.force = force or built_for != ext.torch_version
             try:
                 super().build_extension(ext)
+            except (CCompilerError, DistutilsExecError) as e:
+                # optional: the ops keep their Python kernels; what failed
+                # is said, and nothing of an older build is left to load
+                print(f"gelu_ext: WARNING: the C++ kernels of gelu_ext.torch did not build against "
+                      f"torch {ext.torch_version} ({e}); gelu_ext.torch will run its Python kernels")
+                for stale in (path, record):
+                    if os.path.exists(stale):
+                        os.remove(stale)
+                self._torch_failed = ext
+                return
             finally:
                 self.force = force
             with open(record, "w") as f:
@@ -373,16 +393,23 @@ def main():
 
         def copy_extensions_to_source(self):
             # --inplace (and editable installs) copy each built module into
-            # the tree; the torch version it was built against goes with it
+            # the tree; the torch version it was built against goes with it,
+            # and a failed build removes the tree's older one, which would
+            # load in its place
             super().copy_extensions_to_source()
             build_py = self.get_finalized_command("build_py")
-            for ext in self.extensions:
-                if ext.name == TORCH_EXT:
+            for ext in self.extensions + [self._torch_failed]:
+                if ext is not None and ext.name == TORCH_EXT:
                     fullname = self.get_ext_fullname(ext.name)
                     built = os.path.join(self.build_lib, self.get_ext_filename(fullname))
                     package = fullname.rpartition(".")[0]
                     dest = os.path.join(build_py.get_package_dir(package), os.path.basename(built))
-                    self.copy_file(torch_record(built), torch_record(dest), level=self.verbose)
+                    if ext is self._torch_failed:
+                        for stale in (dest, torch_record(dest)):
+                            if os.path.exists(stale):
+                                os.remove(stale)
+                    else:
+                        self.copy_file(torch_record(built), torch_record(dest), level=self.verbose)
 
     class build_py_with_capi(build_py):
         """build_py, and the kernels' C API header beside ops.cpp in the
