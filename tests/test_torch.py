@@ -187,7 +187,9 @@ def test_bit_identical_to_the_ufuncs(name, dtype):
 
 
 def _cpp_kernels():
-    """Whether the C++ CPU kernels (GELU_EXT_TORCH_CPP=1) are in."""
+    """Whether the C++ CPU kernels are in (gelu_ext.torch.kernels() == "cpp":
+    the default where they were built for this torch; GELU_EXT_TORCH_CPP=0
+    tests the Python ones)."""
     from gelu_ext.torch import _cpp
     return _cpp.active()
 
@@ -824,7 +826,7 @@ def test_tiny_llama_gated_mlp_training_step():
 
 
 @pytest.mark.parametrize("module", ["gelu_ext.torch", "gelu_ext.torch.functional",
-                                    "gelu_ext.torch._patch"])
+                                    "gelu_ext.torch._patch", "gelu_ext.torch._cpp"])
 def test_docstring_examples(module):
     import doctest
     import importlib

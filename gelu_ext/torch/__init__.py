@@ -27,8 +27,14 @@ backward is itself an op; every ``torch.func`` transform (``grad``,
 ``jacrev``, ``jacfwd``, ``hessian``, ``jvp``, ``vmap``, per-sample gradients)
 and forward-mode AD give their derivatives.  Their bits are the NumPy ufuncs' bits.
 
-Threads: the ops run on gelu_ext's own pool with ``torch.get_num_threads()``
-threads (torch's intra-op threads are idle while an op runs), so
+Kernels: ``kernels()`` says which CPU kernels the ops run.  ``"cpp"``
+where the C++ kernels were built at install next to this torch version
+(``pip install --no-build-isolation '.[torch]'`` with torch installed):
+outputs from torch's allocator, work split over torch's own intra-op
+threads, no Python per call.  ``"python"`` otherwise: the same ops and
+bits, on ``torch.get_num_threads()`` threads of gelu_ext's own pool.
+``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones
+(built on first use where not installed).  Either way
 ``torch.set_num_threads`` is the one budget inside a model;
 ``gelu_ext.set_num_threads`` governs NumPy callers only.
 
@@ -56,11 +62,11 @@ from . import onnx as _onnx
 
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
-import os as _os
-if _os.environ.get("GELU_EXT_TORCH_CPP") == "1":      # the C++ CPU kernels (prototype): see _cpp
-    from . import _cpp
-    _cpp.use(True)
+from . import _cpp
+from ._cpp import kernels
 
-__all__ = ["OPS", "functional"]
+_cpp._select()          # the C++ CPU kernels where built for this torch: see _cpp
+
+__all__ = ["OPS", "kernels", "functional"]
 __all__ += nn.__all__
 __all__ += ["patch_model", "unpatch_model", "PatchReport", "functional_mode"]

@@ -29,6 +29,10 @@ Design:
   pool (a count for the calling thread only, ``_set_thread_num_threads``),
   so ``torch.set_num_threads`` is the one budget inside a model while NumPy
   callers keep ``gelu_ext.set_num_threads``'.
+* These are the Python kernels: where the C++ ones were built for this
+  torch (``_cpp``, ``csrc/ops.cpp``: the same table and loops, torch's
+  allocator and intra-op threads, no Python per call) they take the CPU key
+  instead; this file keeps everything else either way.
 * The fake kernel (``torch.compile``, ``torch.export``, meta tensors)
   allocates the output with the same function as the real kernel
   (``_new_output``), so shapes, dtypes and strides agree by construction.
@@ -272,9 +276,10 @@ OPS = {name: _make(name, spec) for name, spec in _OPS.items()}
 
 
 # The CPU kernels live in a Library of their own so that the C++ ones
-# (gelu_ext.torch._cpp, opt-in) can take their place and give it back: the
-# dispatcher holds one kernel per key, a second registration overrides the
-# first with a warning.
+# (gelu_ext.torch._cpp: the default where they were built for this torch)
+# can take their place and give it back: the dispatcher holds one kernel per
+# key, a second registration overrides the first with a warning.  The Python
+# kernels go in here, first; _cpp swaps them out as gelu_ext.torch imports.
 _CPU_LIB = []
 
 
