@@ -1,4 +1,6 @@
-"""Build gelu_ext: one Cython extension, gelu_ext._ufuncs.
+"""Build gelu_ext: one Cython extension, gelu_ext._ufuncs, and, where torch
+imports in the build environment, the C++ CPU kernels of the torch ops,
+gelu_ext.torch._C (torch_extension below).
 
 Flags and why:
 - -O3, and never -ffast-math: NaN and inf must propagate and every operation
@@ -35,8 +37,21 @@ Flags and why:
   -fopenmp-simd only honours `#pragma omp simd` hints (no runtime library).
 - GELU_EXT_SANITIZE=1 builds with -fsanitize=address,undefined (GCC and clang;
   see README).
+- gelu_ext.torch._C (gelu_ext/torch/csrc/ops.cpp): C++ over torch's headers,
+  so it is built only where `import torch` works here -- `pip install
+  --no-build-isolation '.[torch]'` next to an installed torch; pip's default
+  isolated build has no torch and skips it with one line, the wheel then
+  being what it is without torch.  torch.utils.cpp_extension's include and
+  library dirs and libraries, the C++ standard and defines its own builder
+  passes, -O2 (glue: the arithmetic is _ufuncs'); none of the C flags above
+  (they are the kernels').  The torch version it was built against is
+  written beside it (<name>.json): torch's C++ API has no ABI across
+  versions, so gelu_ext.torch loads it only under that version.
+  GELU_EXT_TORCH_CPP=0 skips it even where torch imports.
 """
 import glob
+import importlib.util
+import json
 import os
 import platform
 import re
@@ -173,6 +188,77 @@ def kernel_sources():
     return [f"src/isa/{u}.c" for u in ISA_UNITS] + ["src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c"]
 
 
+TORCH_EXT = "gelu_ext.torch._C"
+TORCH_SOURCE = "gelu_ext/torch/csrc/ops.cpp"
+TORCH_MIN = (2, 10)
+CAPI_HEADER = "src/dispatch/gx_capi.h"
+
+
+def torch_extension(env=None):
+    """The Extension of gelu_ext.torch._C with the version of the torch it
+    builds against as its torch_version attribute, or None (and one line
+    saying why) where torch does not import or GELU_EXT_TORCH_CPP=0."""
+    env = os.environ if env is None else env
+    if env.get("GELU_EXT_TORCH_CPP") == "0":
+        print("gelu_ext: GELU_EXT_TORCH_CPP=0: the C++ kernels of gelu_ext.torch are not built")
+        return None
+    try:
+        import torch
+        from torch.utils import cpp_extension
+    except ImportError:
+        print("gelu_ext: no torch in this build environment: the C++ kernels of gelu_ext.torch are "
+              "not built (pip install --no-build-isolation '.[torch]' next to torch builds them)")
+        return None
+    if torch.torch_version.TorchVersion(torch.__version__) < TORCH_MIN:
+        # ops.cpp splits work with torch_parallel_for (torch/csrc/stable/c/shim.h, 2.10 on)
+        print(f"gelu_ext: torch {torch.__version__} here: the C++ kernels of gelu_ext.torch need torch >= "
+              f"{'.'.join(map(str, TORCH_MIN))} and are not built (gelu_ext.torch runs its Python kernels)")
+        return None
+    ext = cpp_extension.CppExtension(
+        TORCH_EXT, sources=[TORCH_SOURCE],
+        include_dirs=[os.path.dirname(CAPI_HEADER)], depends=[CAPI_HEADER],
+        # pybind11 takes the module's name from this; the other is what
+        # cpp_extension's BuildExtension defines for torch/extension.h
+        define_macros=[("TORCH_EXTENSION_NAME", TORCH_EXT.rsplit(".", 1)[1]),
+                       ("TORCH_API_INCLUDE_EXTENSION_H", None)])
+    ext.torch_version = torch.__version__
+    return ext
+
+
+def torch_compile_args(compiler):
+    """gelu_ext.torch._C's compile args for one of COMPILERS: the C++
+    standard torch 2.13's own extension builder passes (C++20) and its
+    MSVC warnings and exception model; -O2, no debug information, no
+    instruction-set or fast-math flag."""
+    if compiler in ("msvc", "clang-cl"):
+        from torch.utils import cpp_extension
+        return ["/O2", "/std:c++20"] + list(getattr(cpp_extension, "COMMON_MSVC_FLAGS", ["/EHsc"]))
+    # -g0 over the interpreter's -g, as cpp_extension.load builds: debug
+    # information for torch's templates took 10 of 25 CPU-s and 6.5 of 7 MB
+    return ["-O2", "-g0", "-std=c++20"]
+
+
+def torch_record(ext_path):
+    """Where the torch version a built gelu_ext.torch._C was built against
+    is written: beside it, its name with .json for the platform's suffix
+    (gelu_ext.torch._cpp reads it back)."""
+    return ext_path[: -len(_ext_suffix(ext_path))] + ".json"
+
+
+def _ext_suffix(path):
+    """The extension-module suffix `path` ends with (".cpython-312-x86_64-linux-gnu.so")."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    return max((s for s in EXTENSION_SUFFIXES if path.endswith(s)), key=len, default=os.path.splitext(path)[1])
+
+
+def _up_to_date(target, inputs):
+    """Whether `target` exists and no file of `inputs` is newer."""
+    if not os.path.exists(target):
+        return False
+    t = os.path.getmtime(target)
+    return all(os.path.getmtime(s) <= t for s in inputs if os.path.exists(s))
+
+
 def _probe_compiler(cc):
     """compiler_kind of the compiler command `cc` (a list), by running it on
     an empty input; None if it cannot be run."""
@@ -202,23 +288,67 @@ def main():
     from Cython.Build import cythonize
     from setuptools import Extension, setup
     from setuptools.command.build_ext import build_ext
+    from setuptools.command.build_py import build_py
+    from setuptools.errors import CCompilerError, ExecError as DistutilsExecError
 
     class build_ext_per_compiler(build_ext):
-        """build_ext with build_flags for the compiler it was given, and each
-        ISA unit compiled on its own with its isa_flags added."""
+        """build_ext with build_flags for the compiler it was given, each
+        ISA unit compiled on its own with its isa_flags added, and
+        gelu_ext.torch._C with its own flags and its torch version
+        recorded."""
+
+        def finalize_options(self):
+            # gelu_ext.torch._C where torch is installed here, filled in by
+            # build_extensions: other steps of a build (metadata, sdist; each
+            # a setup.py run of its own) finalize build_ext too, and need
+            # neither torch imported nor the line below printed
+            if os.environ.get("GELU_EXT_TORCH_CPP") != "0" and importlib.util.find_spec("torch"):
+                self.distribution.ext_modules.append(
+                    Extension(TORCH_EXT, sources=[TORCH_SOURCE], depends=[CAPI_HEADER], language="c++"))
+            super().finalize_options()
 
         def build_extensions(self):
             self._kind = _kind_of(self.compiler)
             compile_args, link_args, define_macros = build_flags(compiler=self._kind)
             print(f"gelu_ext: compiler {self._kind}: {' '.join(compile_args)}")
+            placeholder = [ext for ext in self.extensions if ext.name == TORCH_EXT]
+            torch_ext = torch_extension()
+            if torch_ext is None:
+                self.extensions = [ext for ext in self.extensions if ext.name != TORCH_EXT]
+                # a build without torch leaves out one a build with it made
+                # before in the same tree: the wheel copies all of build_lib
+                pkg = os.path.join(self.build_lib, *TORCH_EXT.split(".")[:-1])
+                for stale in glob.glob(os.path.join(pkg, TORCH_EXT.rsplit(".", 1)[1] + ".*")):
+                    os.remove(stale)
+            elif placeholder:
+                for attr in ("include_dirs", "library_dirs", "libraries", "define_macros", "language",
+                             "torch_version"):
+                    setattr(placeholder[0], attr, getattr(torch_ext, attr))
             for ext in self.extensions:
+                if ext.name == TORCH_EXT:
+                    ext.extra_compile_args = torch_compile_args(self._kind)
+                    print(f"gelu_ext: {TORCH_EXT} for torch {ext.torch_version}: "
+                          f"{' '.join(ext.extra_compile_args)}")
+                    continue
                 ext.extra_compile_args = compile_args
                 ext.extra_link_args = link_args
                 ext.define_macros = list(ext.define_macros or []) + define_macros
+            self._torch_failed = None
             super().build_extensions()
+            if self._torch_failed:          # nothing of it to copy or install
+                self.extensions.remove(self._torch_failed)
 
         def build_extension(self, ext):
+            path = self.get_ext_fullpath(ext.name)
+            if ext.name == TORCH_EXT:
+                self._build_torch(ext, path)
+                return
             units = [s for s in ext.sources if unit_of(s)]
+            # what build_ext itself checks before it links, checked before
+            # the units are compiled too (a second build_ext compiles nothing)
+            if not self.force and _up_to_date(path, ext.sources + list(ext.depends or [])):
+                print(f"gelu_ext: {ext.name} is up to date")
+                return
             objects = []
             for src in units:
                 extra = isa_flags(unit_of(src), compiler=self._kind)
@@ -229,7 +359,75 @@ def main():
                     extra_postargs=ext.extra_compile_args + extra, depends=ext.depends)
             ext.sources = [s for s in ext.sources if s not in units]
             ext.extra_objects = list(ext.extra_objects or []) + objects
-            super().build_extension(ext)
+            self.force, force = True, self.force     # the units are new: link
+            try:
+                super().build_extension(ext)
+            finally:
+                self.force = force
+
+        def _build_torch(self, ext, path):
+            # built against another torch (the sources older than it): build again
+            record = torch_record(path)
+            try:
+                with open(record) as f:
+                    built_for = json.load(f)["torch"]
+            except (OSError, ValueError, KeyError):
+                built_for = None
+            force = self.force
+            self.force = force or built_for != ext.torch_version
+            try:
+                super().build_extension(ext)
+            except (CCompilerError, DistutilsExecError) as e:
+                # optional: the ops keep their Python kernels; what failed
+                # is said, and nothing of an older build is left to load
+                print(f"gelu_ext: WARNING: the C++ kernels of gelu_ext.torch did not build against "
+                      f"torch {ext.torch_version} ({e}); gelu_ext.torch will run its Python kernels")
+                for stale in (path, record):
+                    if os.path.exists(stale):
+                        os.remove(stale)
+                self._torch_failed = ext
+                return
+            finally:
+                self.force = force
+            with open(record, "w") as f:
+                json.dump({"torch": ext.torch_version}, f)
+                f.write("\n")
+
+        def copy_extensions_to_source(self):
+            # --inplace (and editable installs) copy each built module into
+            # the tree; the torch version it was built against goes with it,
+            # and a failed build removes the tree's older one, which would
+            # load in its place
+            super().copy_extensions_to_source()
+            build_py = self.get_finalized_command("build_py")
+            for ext in self.extensions + [self._torch_failed]:
+                if ext is not None and ext.name == TORCH_EXT:
+                    fullname = self.get_ext_fullname(ext.name)
+                    built = os.path.join(self.build_lib, self.get_ext_filename(fullname))
+                    package = fullname.rpartition(".")[0]
+                    dest = os.path.join(build_py.get_package_dir(package), os.path.basename(built))
+                    if ext is self._torch_failed:
+                        for stale in (dest, torch_record(dest)):
+                            if os.path.exists(stale):
+                                os.remove(stale)
+                    else:
+                        self.copy_file(torch_record(built), torch_record(dest), level=self.verbose)
+
+    class build_py_with_capi(build_py):
+        """build_py, and the kernels' C API header beside ops.cpp in the
+        package (gelu_ext/torch/csrc/), so an installed gelu_ext can build
+        the C++ kernels on first use (gelu_ext.torch._cpp) without the
+        source tree; src/dispatch/gx_capi.h stays its one copy here."""
+
+        def run(self):
+            super().run()
+            dest = os.path.join(self.build_lib, "gelu_ext", "torch", "csrc")
+            self.mkpath(dest)
+            self.copy_file(CAPI_HEADER, os.path.join(dest, os.path.basename(CAPI_HEADER)))
+
+        def get_outputs(self, include_bytecode=True):
+            return super().get_outputs(include_bytecode) + [
+                os.path.join(self.build_lib, "gelu_ext", "torch", "csrc", os.path.basename(CAPI_HEADER))]
 
     extensions = [
         Extension(
@@ -247,7 +445,7 @@ def main():
     ]
 
     setup(
-        cmdclass={"build_ext": build_ext_per_compiler},
+        cmdclass={"build_ext": build_ext_per_compiler, "build_py": build_py_with_capi},
         ext_modules=cythonize(
             extensions,
             build_dir="build/cython",

@@ -71,10 +71,11 @@ def _thread_counts():
     return sorted({1, torch.get_num_threads()})
 
 
-# The CPU kernels "ours" runs on (--kernels): the Python ones (the default),
-# the C++ ones (gelu_ext/torch/csrc, built on first use), or both, side by
-# side in one process, each entry switching its kernels in before each of
-# its samples (the dispatcher holds one kernel per key).
+# The CPU kernels "ours" runs on (--kernels): the ones gelu_ext.torch chose
+# at import (the default: gelu_ext.torch.kernels()), the Python ones, the
+# C++ ones (gelu_ext/torch/csrc; built on first use where not installed), or
+# both, side by side in one process, each entry switching its kernels in
+# before each of its samples (the dispatcher holds one kernel per key).
 _PATHS = ["python"]
 
 
@@ -519,20 +520,25 @@ def main(argv=None):
     p.add_argument("--json", help="write the medians here")
     p.add_argument("--only-issue47", action="store_true",
                    help="only the tables of issue 47 (per call, alternating, in-model, compiled)")
-    p.add_argument("--kernels", choices=("python", "cpp", "both"), default="python",
-                   help="the ops' CPU kernels for 'ours': the Python ones (default), the C++ ones "
-                        "(gelu_ext/torch/csrc, built on first use), or both side by side in the "
-                        "per-call, alternating and in-model tables (the other tables then run "
-                        "the Python ones)")
+    p.add_argument("--kernels", choices=("python", "cpp", "both"), default=None,
+                   help="the ops' CPU kernels for 'ours': those gelu_ext.torch chose at import "
+                        "(default: the C++ ones where built for this torch), the Python ones, the "
+                        "C++ ones (built on first use where not installed), or both side by side "
+                        "in the per-call, alternating and in-model tables (the other tables then "
+                        "run the Python ones)")
     a = p.parse_args(argv)
-    _PATHS[:] = {"python": ["python"], "cpp": ["cpp"], "both": ["python", "cpp"]}[a.kernels]
-    if a.kernels == "cpp":
-        _use("cpp")
+    import gelu_ext.torch
+    kernels = a.kernels or gelu_ext.torch.kernels()
+    _PATHS[:] = {"python": ["python"], "cpp": ["cpp"], "both": ["python", "cpp"]}[kernels]
+    if kernels != "both":
+        _use(kernels)
     info = _common.machine_info(("torch",))
     for line in _common.header_lines(info):
         print(line)
     print(f"torch   : {torch.__version__}, {torch.get_num_threads()} intra-op threads, "
           f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    print(f"ours    : the {' and '.join({'python': 'Python', 'cpp': 'C++'}[k] for k in _PATHS)} kernels"
+          + (" ('ours' the Python ones, 'ours C++' the C++ ones)" if len(_PATHS) > 1 else ""))
     if a.quick:
         sizes, tokens, d, h, budget, mb, reps = (1 << 8,), 16, 32, 128, 0.05, 2, 3
         alt_sizes, shapes, dtypes, counts, rounds = (1 << 12,), ((1, 16),), (torch.float32,), (1,), 2

@@ -19,10 +19,19 @@ Design:
                    and the ``torch.nn`` class it replaces;
   ``TORCH_OPS``    one ``TorchOp`` per ``torch.ops.gelu_ext`` op: schema,
                    ufuncs, form, gradient op, first and second derivatives of
-                   its double backward, module and functional names.
-* Adding an op: its formula (``src/math/gx_math.h``), its kernel
-  (``src/kernels/gx_k_instances.h``), its entries here and its own tests; then
-  ``python src/tables/gen_ops.py --write``.
+                   its double backward; for a forward op, its
+                   ``gelu_ext.torch.functional`` function and ``nn`` class
+                   (names, docstrings, the ``inplace`` flag, the op a
+                   ``bias=`` runs), which ``gelu_ext.torch`` makes from it
+                   with the TorchScript routing and the ONNX registrations.
+* What is not data stays code, once per op: the formula in C
+  (``src/math/gx_math.h``) and its float64 twin (``gelu_ext/testing.py``),
+  its kernel (``src/kernels/gx_k_instances.h``), and its formulas in torch's
+  and ONNX's terms (``gelu_ext/torch/_forms.py``: torch's own form, the
+  second derivative, the ONNX graph), each table keyed by the names here.
+* Adding an op: those, its entries here and its own tests; then
+  ``python src/tables/gen_ops.py --write`` (the C table, the stubs, the
+  names of ``gelu_ext.torch.functional`` and ``nn``, the README's table).
 """
 from typing import NamedTuple, Optional
 
@@ -256,8 +265,13 @@ class TorchOp(NamedTuple):
     ``approximate`` argument.  A forward op names its gradient op (``grad``);
     a gradient op has none and is differentiable through ``d1`` (the
     elementwise first-derivative op, f'(x) g) and ``d2`` (the activation whose
-    second derivative, a torch expression of ``gelu_ext.torch._ops``, the
-    double backward uses); a gated op's ``gated`` is its forward op."""
+    second derivative, a torch expression of ``gelu_ext.torch._forms``, the
+    double backward uses); a gated op's ``gated`` is its forward op.
+    A forward op with ``module``/``functional`` gets them in
+    ``gelu_ext.torch.nn``/``functional``, shaped by its form: its tensors
+    (``input`` for a plain op, as torch.nn.functional names it), then
+    ``approximate`` where the schema has it, ``inplace`` where the flag is
+    set, ``bias=`` where ``bias`` names the fused op it runs."""
     name: str
     schema: str                 # after the name: "(Tensor x) -> Tensor"
     kind: str                   # "plain" f(x), "bias" f(x + b), "gate" f(gate) * up
@@ -269,6 +283,10 @@ class TorchOp(NamedTuple):
     gated: Optional[str] = None  # a gated gradient op's forward op
     module: Optional[str] = None     # its gelu_ext.torch.nn class
     functional: Optional[str] = None  # its gelu_ext.torch.functional function
+    doc: str = ""               # the functional function's docstring
+    module_doc: str = ""        # the nn class's docstring
+    inplace: bool = False       # function and module take torch.nn's inplace flag
+    bias: Optional[str] = None  # the fused op the function's bias= keyword runs
 
     @property
     def has_approximate(self):
@@ -286,26 +304,61 @@ _A = ", str approximate='none'"
 TORCH_OPS = (
     # forward ops
     TorchOp("gelu", f"(Tensor x{_A}) -> Tensor", "plain", (("gelu_{}", (0,)),), ("x",),
-            grad="gelu_grad", d1="gelu_grad", module="GELU", functional="gelu"),
+            grad="gelu_grad", d1="gelu_grad", module="GELU", functional="gelu", bias="gelu_bias",
+            module_doc="``torch.nn.GELU(approximate=...)`` on gelu_ext's kernels (exact: <= 1 ULP "
+                       "in float32).",
+            doc='''GELU of ``input``, as ``torch.nn.functional.gelu``: exact ``x Phi(x)``
+    (<= 1 ULP in float32, also in the negative tail) or the tanh form.
+
+    ``bias`` (gelu_ext's addition) computes ``gelu(input + bias)`` in one pass,
+    ``bias`` broadcasting against ``input``; its gradient is summed over the
+    broadcast axes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gelu_ext.torch import functional as GF
+    >>> GF.gelu(torch.tensor([-1.0, 2.0], dtype=torch.float64))
+    tensor([-0.1587,  1.9545], dtype=torch.float64)
+    '''),
     TorchOp("gelu_bias", f"(Tensor x, Tensor bias{_A}) -> Tensor", "bias",
             (("gelu_{}_bias", (0, 1)),), ("x", "bias"), grad="gelu_bias_grad", d1="gelu_grad"),
     TorchOp("relu", _UNARY, "plain", (("relu", (0,)),), ("x",), grad="relu_grad",
-            d1="relu_grad", module="ReLU", functional="relu"),
+            d1="relu_grad", module="ReLU", functional="relu", inplace=True,
+            module_doc="``torch.nn.ReLU(inplace=...)`` on gelu_ext's kernel.",
+            doc="ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."),
     TorchOp("relu2", _UNARY, "plain", (("relu2", (0,)),), ("x",), grad="relu2_grad",
-            d1="relu2_grad", module="ReLUSquared", functional="relu2"),
+            d1="relu2_grad", module="ReLUSquared", functional="relu2",
+            module_doc="``relu(x) ** 2`` (Primer, Nemotron; transformers' "
+                       "``ReLUSquaredActivation``).",
+            doc="Squared ReLU, ``relu(input) ** 2`` (Primer; Hugging Face's ``relu2``)."),
     TorchOp("relu6", _UNARY, "plain", (("relu6", (0,)),), ("x",), grad="relu6_grad",
-            d1="relu6_grad", module="ReLU6", functional="relu6"),
+            d1="relu6_grad", module="ReLU6", functional="relu6", inplace=True,
+            module_doc="``torch.nn.ReLU6(inplace=...)`` on gelu_ext's kernel.",
+            doc="ReLU6, ``min(max(input, 0), 6)``, as ``torch.nn.functional.relu6``."),
     TorchOp("silu", _UNARY, "plain", (("silu", (0,)),), ("x",), grad="silu_grad",
-            d1="silu_grad", module="SiLU", functional="silu"),
+            d1="silu_grad", module="SiLU", functional="silu", inplace=True,
+            module_doc="``torch.nn.SiLU(inplace=...)`` on gelu_ext's kernel.",
+            doc="SiLU (swish), ``input * sigmoid(input)``, as ``torch.nn.functional.silu``."),
     TorchOp("quick_gelu", _UNARY, "plain", (("quick_gelu", (0,)),), ("x",),
             grad="quick_gelu_grad", d1="quick_gelu_grad", module="QuickGELU",
-            functional="quick_gelu"),
+            functional="quick_gelu",
+            module_doc="``x * sigmoid(1.702 x)`` (CLIP's activation, Hugging Face's "
+                       "``quick_gelu``).",
+            doc="Quick GELU, ``input * sigmoid(1.702 input)`` (CLIP; Hugging Face's "
+                "``quick_gelu``)."),
     TorchOp("swiglu", "(Tensor gate, Tensor up) -> Tensor", "gate", (("swiglu", (0, 1)),),
             ("gate", "up"), grad="swiglu_grad", d1="silu_grad", module="SwiGLU",
-            functional="swiglu"),
+            functional="swiglu",
+            module_doc="``forward(gate, up) = silu(gate) * up`` in one pass.",
+            doc='''SwiGLU in one pass: ``silu(gate) * up`` (LLaMA's MLP:
+    ``down_proj(swiglu(gate_proj(x), up_proj(x)))``); ``gate`` and ``up``
+    broadcast, and a broadcast operand's gradient is summed back to its shape.'''),
     TorchOp("geglu", f"(Tensor gate, Tensor up{_A}) -> Tensor", "gate", (("geglu_{}", (0, 1)),),
             ("gate", "up"), grad="geglu_grad", d1="gelu_grad", module="GEGLU",
-            functional="geglu"),
+            functional="geglu",
+            module_doc="``forward(gate, up) = gelu(gate, approximate) * up`` in one pass.",
+            doc="GEGLU in one pass: ``gelu(gate, approximate) * up``; see ``swiglu``."),
     # gradient ops: d(input) at the broadcast shape of all operands
     TorchOp("gelu_grad", f"(Tensor x, Tensor grad{_A}) -> Tensor", "plain",
             (("gelu_{}_grad", (0, 1)),), ("x", "grad"), d1="gelu_grad", d2="gelu_{}"),

@@ -1,5 +1,6 @@
 """setup.py's flags per compiler (issue 30): every compiler users build with
 gets flags that keep IEEE semantics and name no instruction set."""
+import importlib.machinery
 import importlib.util
 import shutil
 from pathlib import Path
@@ -152,3 +153,33 @@ def test_isa_targets_reads_every_x86_row():
     assert set(targets) == {"avx2", "avx512"}
     assert targets["avx2"] == ("avx2", "fma", "f16c")
     assert targets["avx512"][:4] == ("avx512f", "avx512dq", "avx512vl", "avx512bw")
+
+
+# -------------------------------------------- the C++ torch kernels' build --
+
+@pytest.mark.parametrize("compiler", setup.COMPILERS)
+def test_torch_extension_flags_name_no_instruction_set_nor_fast_math(compiler):
+    if compiler in ("msvc", "clang-cl"):
+        pytest.importorskip("torch")        # its MSVC warning list comes from cpp_extension
+    args = setup.torch_compile_args(compiler)
+    assert not [a for a in args if a.startswith(("-m", "/arch:")) or "fast" in a or a == "-Ofast"], args
+    assert ("/std:c++20" if compiler in ("msvc", "clang-cl") else "-std=c++20") in args
+
+
+def test_torch_extension_skipped_with_one_line_when_asked(capsys):
+    assert setup.torch_extension({"GELU_EXT_TORCH_CPP": "0"}) is None
+    assert capsys.readouterr().out.count("\n") == 1
+
+
+def test_torch_extension_against_the_torch_here():
+    torch = pytest.importorskip("torch")
+    ext = setup.torch_extension({})
+    assert ext.name == "gelu_ext.torch._C" and ext.torch_version == torch.__version__
+    assert ext.sources == [setup.TORCH_SOURCE] and setup.CAPI_HEADER in ext.depends
+    assert ("TORCH_EXTENSION_NAME", "_C") in ext.define_macros and "torch_cpu" in ext.libraries
+
+
+@pytest.mark.parametrize("suffix", importlib.machinery.EXTENSION_SUFFIXES)
+def test_the_torch_record_sits_beside_the_module(suffix):
+    # gelu_ext.torch._cpp._built reads it back from the same name
+    assert setup.torch_record(f"b/gelu_ext/torch/_C{suffix}") == "b/gelu_ext/torch/_C.json"

@@ -28,6 +28,7 @@ import torch.nn.functional as F                            # noqa: E402
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
+from gelu_ext.torch import _forms                          # noqa: E402
 from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 
@@ -186,7 +187,9 @@ def test_bit_identical_to_the_ufuncs(name, dtype):
 
 
 def _cpp_kernels():
-    """Whether the C++ CPU kernels (GELU_EXT_TORCH_CPP=1) are in."""
+    """Whether the C++ CPU kernels are in (gelu_ext.torch.kernels() == "cpp":
+    the default where they were built for this torch; GELU_EXT_TORCH_CPP=0
+    tests the Python ones)."""
     from gelu_ext.torch import _cpp
     return _cpp.active()
 
@@ -508,7 +511,10 @@ def test_inplace_forms():
     assert gt.ReLU(inplace=True)(y) is y
 
 
-INPLACE = {"relu": (GF.relu, F.relu), "silu": (GF.silu, F.silu)}
+# the spec's in-place functions, ours and the op's torch form (torch's own
+# function, F.relu for relu, with torch's inplace flag)
+INPLACE = {t.functional: (getattr(GF, t.functional), _forms.TORCH_FORMS[t.name])
+           for t in _spec.TORCH_OPS if t.inplace}
 
 
 def inplace_grads(fn, case):
@@ -612,12 +618,19 @@ def test_tiny_swinv2_with_inplace_relu_fine_tunes_as_unpatched():
     np.testing.assert_allclose(losses(True), losses(False), rtol=1e-5)
 
 
-def test_modules_match_functional_and_pickle():
-    x = make((4, 5), torch.float32, 0)
-    for mod, fn in [(gt.GELU("tanh"), lambda t: GF.gelu(t, "tanh")), (gt.SiLU(), GF.silu),
-                    (gt.ReLU(), GF.relu), (gt.QuickGELU(), GF.quick_gelu)]:
-        for m in (mod, pickle.loads(pickle.dumps(mod)), copy.deepcopy(mod)):
-            np.testing.assert_array_equal(bits(m(x)), bits(fn(x)))
+@pytest.mark.parametrize("t", [t for t in _spec.TORCH_OPS if t.module], ids=lambda t: t.module)
+def test_modules_match_functional_and_pickle(t):
+    """Each module of the spec (approximate="tanh" where it takes it)."""
+    tensors = [make((4, 5), torch.float32, i) for i in range(len(t.args))]
+    extra = ("tanh",) if t.has_approximate else ()
+    mod = getattr(gt, t.module)(*extra)
+    want = getattr(GF, t.functional)(*tensors, *extra)
+    for m in (mod, pickle.loads(pickle.dumps(mod)), copy.deepcopy(mod)):
+        assert type(m) is type(mod)
+        np.testing.assert_array_equal(bits(m(*tensors)), bits(want))
+
+
+def test_module_reprs():
     assert repr(gt.GELU("tanh")) == "GELU(approximate='tanh')"
 
 
@@ -813,7 +826,7 @@ def test_tiny_llama_gated_mlp_training_step():
 
 
 @pytest.mark.parametrize("module", ["gelu_ext.torch", "gelu_ext.torch.functional",
-                                    "gelu_ext.torch._patch"])
+                                    "gelu_ext.torch._patch", "gelu_ext.torch._cpp"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -49,21 +49,30 @@ def onnx_deps():
 
 
 class EveryOp(torch.nn.Module):
-    """Every forward op: torch.nn activations (which ``patch_model`` swaps),
-    gelu_ext's gated modules, and the functional forms."""
+    """Every forward op: the torch.nn activations ``patch_model`` swaps (each
+    torch class of the spec, and GELU's tanh form), gelu_ext's gated
+    modules, and every function of the spec (with approximate="tanh" and
+    bias= where it takes them)."""
 
     def __init__(self):
         super().__init__()
         self.gate, self.up = torch.nn.Linear(8, 16), torch.nn.Linear(8, 16)
         self.bias = torch.nn.Parameter(torch.randn(16))
-        self.acts = torch.nn.ModuleList([torch.nn.GELU(), torch.nn.GELU("tanh"), torch.nn.ReLU(),
-                                         torch.nn.SiLU(), torch.nn.ReLU6()])
+        self.acts = torch.nn.ModuleList(
+            [getattr(torch.nn, a.torch_class)() for a in _ops._spec.ACTIVATIONS if a.torch_class]
+            + [torch.nn.GELU("tanh")])
         self.swiglu, self.geglu = gt.SwiGLU(), gt.GEGLU("tanh")
 
     def forward(self, x):
         g, u = self.gate(x), self.up(x)
-        h = (self.swiglu(g, u) + self.geglu(g, u) + GF.geglu(g, u) + GF.quick_gelu(g)
-             + GF.gelu(g, bias=self.bias) + GF.gelu(g, "tanh", bias=self.bias) + GF.relu2(u))
+        h = self.swiglu(g, u) + self.geglu(g, u)
+        for t in _ops._spec.TORCH_OPS:
+            if t.functional:
+                fn, tensors = getattr(GF, t.functional), ((g, u) if t.kind == "gate" else (u,))
+                for extra in (((), ("tanh",)) if t.has_approximate else ((),)):
+                    h = h + fn(*tensors, *extra)
+                    if t.bias:
+                        h = h + fn(*tensors, *extra, bias=self.bias)
         return torch.stack([act(h) for act in self.acts])
 
 
@@ -71,7 +80,7 @@ def patched_every_op():
     torch.manual_seed(0)
     m = EveryOp().eval()
     report = gt.patch_model(m)
-    assert len(report) == 5, report
+    assert len(report) == len(m.acts), report
     return m, (torch.randn(5, 8),)
 
 
@@ -248,16 +257,28 @@ def linear():
     return torch.nn.Linear(8, 8)
 
 
+def spec_modules():
+    """Each module of the spec's forward ops, built as it can be: plain,
+    with approximate="tanh", with inplace=True."""
+    out = {}
+    for t in _ops._spec.TORCH_OPS:
+        if t.module:
+            cls = getattr(gt, t.module)
+            out[t.module] = cls
+            if t.has_approximate:
+                out[t.module + "-tanh"] = functools.partial(cls, "tanh")
+            if t.inplace:
+                out[t.module + "-inplace"] = functools.partial(cls, inplace=True)
+    return out
+
+
 MODULES = {
-    "GELU": lambda: gt.GELU(), "GELU-tanh": lambda: gt.GELU("tanh"),
-    "ReLU": lambda: gt.ReLU(), "ReLU-inplace": lambda: gt.ReLU(inplace=True),
-    "SiLU": lambda: gt.SiLU(), "SiLU-inplace": lambda: gt.SiLU(inplace=True),
-    "QuickGELU": lambda: gt.QuickGELU(),
-    "SwiGLU": lambda: gt.SwiGLU(), "GEGLU": lambda: gt.GEGLU(), "GEGLU-tanh": lambda: gt.GEGLU("tanh"),
+    **spec_modules(),
     "GatedMLP-silu": lambda: gt.GatedMLP(linear(), linear(), linear()),
     "GatedMLP-gelu": lambda: gt.GatedMLP(linear(), linear(), linear(), gate="gelu", approximate="tanh"),
 }
-GATED = ("SwiGLU", "GEGLU")
+GATED = tuple(t.module for t in _ops._spec.TORCH_OPS if t.module and t.kind == "gate")
+INPLACE_MODULES = [n for n in MODULES if n.endswith("-inplace")]
 
 
 def inputs_for(name, dtype=torch.float32, device="cpu"):
@@ -281,7 +302,7 @@ def test_scripted_module_gives_the_eager_bits(name, dtype):
     assert torch.equal(bits(got), bits(expected))
 
 
-@pytest.mark.parametrize("name", ["ReLU-inplace", "SiLU-inplace"])
+@pytest.mark.parametrize("name", INPLACE_MODULES)
 def test_scripted_inplace_writes_into_its_input_as_eager(name):
     x = inputs_for(name)[0]
     expected = MODULES[name]()(x.clone())
@@ -289,7 +310,7 @@ def test_scripted_inplace_writes_into_its_input_as_eager(name):
     assert got.data_ptr() == x.data_ptr() and torch.equal(x, expected)
 
 
-@pytest.mark.parametrize("name", ["ReLU-inplace", "SiLU-inplace"])
+@pytest.mark.parametrize("name", INPLACE_MODULES)
 def test_scripted_inplace_under_autograd_gives_eagers_gradient(name):
     """In a scripted model too, the in-place form leaves backward intact."""
     def grad(module):

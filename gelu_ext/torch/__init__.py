@@ -6,10 +6,10 @@ imports torch.  Three ways in:
 
 * functional, with ``torch.nn.functional``'s names and signatures:
   ``gelu_ext.torch.functional.gelu(x, approximate="none")``, ``silu``,
-  ``relu``, ``quick_gelu``, and the fused ``swiglu(gate, up)``,
+  ``relu``, ... (``functional.__all__``), and the fused ``swiglu(gate, up)``,
   ``geglu(gate, up, approximate)``, ``gelu(x, bias=b)``;
 * modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
-  ``SiLU``, ``QuickGELU``, ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
+  ``SiLU``, ... (``nn.__all__``), ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
 * ``patch_model(model)``: every activation submodule gelu_ext computes
   swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's and
   T5's gated MLP blocks fused too); ``unpatch_model(model)`` undoes it;
@@ -27,8 +27,14 @@ backward is itself an op; every ``torch.func`` transform (``grad``,
 ``jacrev``, ``jacfwd``, ``hessian``, ``jvp``, ``vmap``, per-sample gradients)
 and forward-mode AD give their derivatives.  Their bits are the NumPy ufuncs' bits.
 
-Threads: the ops run on gelu_ext's own pool with ``torch.get_num_threads()``
-threads (torch's intra-op threads are idle while an op runs), so
+Kernels: ``kernels()`` says which CPU kernels the ops run.  ``"cpp"``
+where the C++ kernels were built at install next to this torch version
+(``pip install --no-build-isolation '.[torch]'`` with torch installed):
+outputs from torch's allocator, work split over torch's own intra-op
+threads, no Python per call.  ``"python"`` otherwise: the same ops and
+bits, on ``torch.get_num_threads()`` threads of gelu_ext's own pool.
+``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones
+(built on first use where not installed).  Either way
 ``torch.set_num_threads`` is the one budget inside a model;
 ``gelu_ext.set_num_threads`` governs NumPy callers only.
 
@@ -48,18 +54,19 @@ except ImportError as e:      # pragma: no cover - exercised where torch is abse
 
 from ._ops import OPS
 from . import functional
-from .nn import GELU, ReLU, ReLUSquared, ReLU6, SiLU, QuickGELU, SwiGLU, GEGLU, GatedMLP, PackedGatedMLP, GatedActDense
+from . import nn
+from .nn import *  # noqa: F401,F403 -- every module class, as nn.__all__ lists them
 from ._patch import patch_model, unpatch_model, PatchReport
 from ._mode import functional_mode
 from . import onnx as _onnx
 
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
-import os as _os
-if _os.environ.get("GELU_EXT_TORCH_CPP") == "1":      # the C++ CPU kernels (prototype): see _cpp
-    from . import _cpp
-    _cpp.use(True)
+from . import _cpp
+from ._cpp import kernels
 
-__all__ = ["OPS", "functional", "GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU",
-           "GatedMLP", "PackedGatedMLP", "GatedActDense", "patch_model", "unpatch_model",
-           "PatchReport", "functional_mode"]
+_cpp._select()          # the C++ CPU kernels where built for this torch: see _cpp
+
+__all__ = ["OPS", "kernels", "functional"]
+__all__ += nn.__all__
+__all__ += ["patch_model", "unpatch_model", "PatchReport", "functional_mode"]

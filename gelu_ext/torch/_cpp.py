@@ -1,70 +1,177 @@
-"""The ops' CPU kernels in C++ (``csrc/ops.cpp``): a prototype, opt-in.
+"""Which CPU kernels the ops run: C++ (``csrc/ops.cpp``) or Python (``_ops``).
 
-``use(True)`` builds the extension on first use (``torch.utils.cpp_extension``,
-JIT with ninja, cached under ``~/.cache/torch_extensions``, one build per
-torch version) and puts its
-kernels at the CPU key of every ``gelu_ext::`` op in place of the Python
-ones; ``use(False)`` puts the Python ones back.  ``GELU_EXT_TORCH_CPP=1``
-calls ``use(True)`` as ``gelu_ext.torch`` imports.  Nothing else changes:
-schemas, fake kernels, autograd, vmap rules are ``_ops``', and the kernels
-are ``_ufuncs``' own (through the capsule of ``src/dispatch/gx_capi.h``), so the
-results are the ufuncs' bits either way.
+Design:
 
-The build needs a compiler, ninja, torch's headers (those of the torch that
-runs it) and ``src/dispatch/gx_capi.h`` from the source tree: it works from a
-checkout, not from an installed wheel.
+* The C++ kernels are the default wherever they can run: ``setup.py`` builds
+  them as ``gelu_ext.torch._C`` when torch imports in the build environment
+  (``pip install --no-build-isolation '.[torch]'`` next to torch) and writes
+  the torch version it built against beside it (``_C.json``); as
+  ``gelu_ext.torch`` imports, ``_select`` puts them at the CPU key of every
+  ``gelu_ext::`` op in place of the Python ones.  Why they win: no Python per
+  call, outputs from torch's allocator, and work split over torch's own
+  intra-op threads instead of a second pool that fights them
+  (bench/README.md, "The C++ kernels").
+* torch's C++ API has no ABI across versions: an extension built against
+  another torch is never loaded (it could fail to load or, worse, load and
+  misbehave); the Python kernels run, with one warning saying how to build
+  it again.  Not built at all (a wheel built without torch): the Python
+  kernels, silently -- they are the same ops with the same bits.
+* ``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones:
+  the built extension where it matches this torch, otherwise built on first
+  use (``torch.utils.cpp_extension``, JIT with ninja, cached under
+  ``~/.cache/torch_extensions``, one build per torch version) from the
+  sources the package ships (``csrc/ops.cpp``, ``csrc/gx_capi.h``; in a
+  checkout ``gx_capi.h`` is read from ``src/dispatch/``).
+* Nothing but the CPU kernel changes: schemas, fake kernels, autograd and
+  vmap rules are ``_ops``', and both kernels run ``_ufuncs``' own loops (the
+  C++ ones through the capsule of ``src/dispatch/gx_capi.h``), so the bits
+  are the ufuncs' either way.
 """
+import importlib
+import importlib.machinery
+import importlib.util
+import json
 import os
+import warnings
+
+import torch
 
 from . import _ops
 
-_EXT = []
+ENV = "GELU_EXT_TORCH_CPP"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+_LOADED = {}        # "built" / "jit" -> the extension module, loaded once
+_ACTIVE = []        # [the module whose kernels are the ops' CPU kernels now] or []
+_WARNED = []        # [True] once the import-time choice has warned
 
 
-def _source_dirs():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(here, "csrc"), os.path.normpath(os.path.join(here, "..", "..", "src", "dispatch"))
+def kernels():
+    """Which CPU kernels the ``gelu_ext::`` ops run: ``"cpp"`` or ``"python"``.
 
+    ``"cpp"``: the C++ kernels, built at install next to this very torch
+    version (or on first use under ``GELU_EXT_TORCH_CPP=1``); outputs from
+    torch's allocator, threads from torch's intra-op pool.  ``"python"``: the
+    Python kernels (a wheel built without torch, an extension built against
+    another torch, or ``GELU_EXT_TORCH_CPP=0``).  The bits are the same.
 
-def _load(verbose=False):
-    if not _EXT:
-        from torch.utils import cpp_extension
-        csrc, gx_src = _source_dirs()
-        if not os.path.exists(os.path.join(gx_src, "gx_capi.h")):
-            raise ImportError(f"gelu_ext's C++ torch kernels build from a source checkout: "
-                              f"{os.path.join(gx_src, 'gx_capi.h')} is missing")
-        # one build directory per torch version: the unstable C++ API has no
-        # ABI across versions, and cpp_extension's own rebuild check hashes
-        # the sources and flags, not torch's headers
-        import torch
-        build = os.path.join(cpp_extension._get_build_directory("gelu_ext_torch_cpp", verbose),
-                             torch.__version__)
-        os.makedirs(build, exist_ok=True)
-        _EXT.append(cpp_extension.load(
-            name="gelu_ext_torch_cpp", sources=[os.path.join(csrc, "ops.cpp")],
-            extra_include_paths=[gx_src], extra_cflags=["-O2"], build_directory=build,
-            verbose=verbose))
-    return _EXT[0]
+    >>> import gelu_ext.torch
+    >>> gelu_ext.torch.kernels() in ("cpp", "python")
+    True
+    """
+    return "cpp" if _ACTIVE else "python"
 
 
 def active():
     """Whether the C++ kernels are the ops' CPU kernels now."""
-    return bool(_EXT) and _EXT[0].registered()
+    return bool(_ACTIVE)
 
 
-def use(on=True, verbose=False):
-    """The C++ CPU kernels (``on``) or the Python ones; returns the previous
-    setting.  The first ``use(True)`` builds the extension (a minute)."""
+def _built():
+    """(path, torch version it was built against or None) of the
+    installed gelu_ext.torch._C, found without importing it; None where it
+    was not built."""
+    spec = importlib.util.find_spec(__package__ + "._C")
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    # setup.py's torch_record: the module's name, .json for the platform's suffix
+    suffix = max((s for s in importlib.machinery.EXTENSION_SUFFIXES if spec.origin.endswith(s)),
+                 key=len, default=os.path.splitext(spec.origin)[1])
+    try:
+        with open(spec.origin[: -len(suffix)] + ".json") as f:
+            return spec.origin, json.load(f)["torch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return spec.origin, None
+
+
+def _sources():
+    """(ops.cpp, the directory holding gx_capi.h) for a build on first use:
+    the package's own copies (an installed wheel), else the checkout's."""
+    csrc = os.path.join(_HERE, "csrc")
+    for inc in (csrc, os.path.normpath(os.path.join(_HERE, "..", "..", "src", "dispatch"))):
+        if os.path.isfile(os.path.join(inc, "gx_capi.h")):
+            return os.path.join(csrc, "ops.cpp"), inc
+    raise ImportError(f"gelu_ext's C++ torch kernels cannot be built here: gx_capi.h is in neither "
+                      f"{csrc} nor the source tree's src/dispatch")
+
+
+def _jit(verbose=False):
+    """The extension built from the shipped sources with cpp_extension.load."""
+    from torch.utils import cpp_extension
+    source, inc = _sources()
+    # one build directory per torch version: the C++ API has no ABI across
+    # versions, and cpp_extension's own rebuild check hashes the sources and
+    # flags, not torch's headers
+    build = os.path.join(cpp_extension._get_build_directory("gelu_ext_torch_cpp", verbose),
+                         torch.__version__)
+    os.makedirs(build, exist_ok=True)
+    return cpp_extension.load(name="gelu_ext_torch_cpp", sources=[source], extra_include_paths=[inc],
+                              extra_cflags=["-O2"], build_directory=build, verbose=verbose)
+
+
+def _module(verbose=False, jit=False):
+    """The extension to run: the built one where it was built against this
+    torch (unless ``jit``), else built on first use."""
+    built = None if jit else _built()
+    kind = "built" if built is not None and built[1] == torch.__version__ else "jit"
+    if kind not in _LOADED:
+        _LOADED[kind] = importlib.import_module(__package__ + "._C") if kind == "built" else _jit(verbose)
+    return _LOADED[kind]
+
+
+def use(on=True, verbose=False, jit=False):
+    """The C++ CPU kernels (``on``) or the Python ones; returns whether the
+    C++ ones were in before.  ``jit``: the extension built on first use even
+    where an installed one matches (the first such call builds it: ~30 s)."""
     was = active()
-    if on and not was:
-        ext = _load(verbose)
+    want = _module(verbose, jit) if on else None
+    if _ACTIVE and _ACTIVE[0] is not want:
+        _ACTIVE.pop().unregister_ops()
+        _ops._python_cpu_kernels(True)
+    if want is not None and not _ACTIVE:
+        # the Python kernels out first: a second kernel at one key overrides
+        # the first with a warning
         _ops._python_cpu_kernels(False)
         try:
-            ext.register_ops(_ops._cpp_table())
+            want.register_ops(_ops._cpp_table())
         except BaseException:
             _ops._python_cpu_kernels(True)
             raise
-    elif not on and was:
-        _EXT[0].unregister_ops()
-        _ops._python_cpu_kernels(True)
+        _ACTIVE.append(want)
     return was
+
+
+def _warn_once(message):
+    if not _WARNED:
+        _WARNED.append(True)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _select(env=None):
+    """The import-time choice (module docstring): ``GELU_EXT_TORCH_CPP``
+    first, then the built extension if it matches this torch."""
+    env = os.environ if env is None else env
+    mode = env.get(ENV, "").strip()
+    if mode in ("0", "1"):
+        use(mode == "1")
+        return
+    if mode:
+        raise ValueError(f"{ENV} must be '0' (the Python kernels) or '1' (the C++ kernels), got {mode!r}")
+    built = _built()
+    if built is None:
+        use(False)
+        return
+    if built[1] != torch.__version__:
+        _warn_once(
+            f"gelu_ext.torch's C++ kernels ({built[0]}) were built against torch {built[1] or '(unknown)'}, "
+            f"this is torch {torch.__version__}: the Python kernels run instead (same results, slower). "
+            f"Build them for this torch: pip install --no-build-isolation --force-reinstall --no-deps gelu_ext "
+            f"(from its source), or set {ENV}=1 to build them on first use")
+        use(False)
+        return
+    try:
+        use(True)
+    except Exception as e:          # a broken build must not take the ops down with it
+        _warn_once(f"gelu_ext.torch's C++ kernels ({built[0]}) did not load ({e}); the Python kernels "
+                   f"run instead. {ENV}=0 chooses them without trying")
+        use(False)

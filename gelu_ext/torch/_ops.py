@@ -29,6 +29,10 @@ Design:
   pool (a count for the calling thread only, ``_set_thread_num_threads``),
   so ``torch.set_num_threads`` is the one budget inside a model while NumPy
   callers keep ``gelu_ext.set_num_threads``'.
+* These are the Python kernels: where the C++ ones were built for this
+  torch (``_cpp``, ``csrc/ops.cpp``: the same table and loops, torch's
+  allocator and intra-op threads, no Python per call) they take the CPU key
+  instead; this file keeps everything else either way.
 * The fake kernel (``torch.compile``, ``torch.export``, meta tensors)
   allocates the output with the same function as the real kernel
   (``_new_output``), so shapes, dtypes and strides agree by construction.
@@ -38,7 +42,7 @@ Design:
   does for torch's own broadcasting ops.  The gradient ops are
   differentiable too (double backward, e.g. for gradient penalties): their
   backward uses the activations' second derivatives written as torch
-  expressions below, and our ops for everything else.  Each op also has a
+  expressions (``_forms.D2``), and our ops for everything else.  Each op also has a
   JVP (forward-mode AD) and a vmap rule, so every ``torch.func`` transform
   works: see the autograd section for why it is not ``register_autograd``.
 * Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
@@ -50,6 +54,7 @@ import numpy as np
 import torch
 
 from .. import _spec, _ufuncs
+from ._forms import D2 as _D2
 
 NS = "gelu_ext"
 
@@ -271,9 +276,10 @@ OPS = {name: _make(name, spec) for name, spec in _OPS.items()}
 
 
 # The CPU kernels live in a Library of their own so that the C++ ones
-# (gelu_ext.torch._cpp, opt-in) can take their place and give it back: the
-# dispatcher holds one kernel per key, a second registration overrides the
-# first with a warning.
+# (gelu_ext.torch._cpp: the default where they were built for this torch)
+# can take their place and give it back: the dispatcher holds one kernel per
+# key, a second registration overrides the first with a warning.  The Python
+# kernels go in here, first; _cpp swaps them out as gelu_ext.torch imports.
 _CPU_LIB = []
 
 
@@ -401,45 +407,10 @@ def _jvp_for(spec):
 # ---------------------------------------------------------- double backward --
 # The gradient ops are differentiable too: their derivatives need the
 # activations' second derivatives, which gelu_ext has no kernels for, so
-# they are torch expressions here (computed in float32 at least; a few ULP,
-# not the <= 1 ULP of the kernels), times our own ops for every first
-# derivative and forward value.  Third and higher derivatives follow by the
-# same rules.
-
-_INV_SQRT_2PI = 0.3989422804014327          # 1/sqrt(2 pi)
-_K, _C, _Q = 0.7978845608028654, 0.044715, 1.702     # sqrt(2/pi), tanh form's cubic, quick GELU's
-
-
-def _d2_erf(x):        # GELU'' = phi(x) (2 - x^2)
-    return torch.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2.0 - x * x)
-
-
-def _d2_tanh(x):       # u = K(x + C x^3), t = tanh u: (1-t^2) u' + x/2 (1-t^2) (u'' - 2 t u'^2)
-    x2 = x * x
-    du = _K * (1.0 + 3.0 * _C * x2)
-    t = torch.tanh(_K * (x + _C * x * x2))
-    s2 = 1.0 - t * t
-    return s2 * du + 0.5 * x * s2 * (6.0 * _K * _C * x - 2.0 * t * du * du)
-
-
-def _d2_sigmoid_family(k):   # (x sigmoid(k x))'' = k s (1-s) (2 + k x (1 - 2 s))
-    def d2(x):
-        sg = torch.sigmoid(k * x)
-        return k * sg * (1.0 - sg) * (2.0 + k * x * (1.0 - 2.0 * sg))
-    return d2
-
-
-def _d2_relu(x):
-    return torch.zeros_like(x)
-
-
-def _d2_relu2(x):      # (relu(x)^2)'' = 2 for x > 0, else 0
-    return torch.where(x > 0, 2.0, 0.0).to(x.dtype)
-
-
-# activation (a ufunc name of the spec's d2) -> its second derivative
-_D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_relu, "relu2": _d2_relu2, "relu6": _d2_relu,
-       "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q)}
+# they are torch expressions (``_forms.D2``, by the spec's d2; computed in
+# float32 at least: a few ULP, not the <= 1 ULP of the kernels), times our
+# own ops for every first derivative and forward value.  Third and higher
+# derivatives follow by the same rules.
 
 
 def _d2_of(spec):

@@ -6,66 +6,26 @@ Design:
   arguments with defaults, ``isinstance`` checks on untyped arguments), and
   a module's ``forward`` that calls it fails to script.  So the choice
   between our op and torch's own function (``ours``) and each call live
-  here, typed, one function per forward op; ``functional.py`` checks its
-  arguments and calls them, and the modules of ``nn.py`` call them
-  directly under ``torch.jit.is_scripting()`` (a branch the TorchScript
-  compiler resolves statically, so the eager branch is never compiled).
-  One routing, so a scripted module gives the eager module's bits.
-* ``TORCH_FORMS`` is each forward op written with torch's own functions:
-  the off-CPU path here, and the decomposition the dynamo ONNX exporter
-  applies to an op it has no translation for (``gelu_ext.torch.onnx``).
+  here, typed: ``ROUTES``, one function per forward op of the op spec's
+  ``TORCH_OPS``, made by the factory of its form (``form_of``: its
+  tensors, and whether it takes ``approximate``, ``inplace`` or ``bias``),
+  so an in-place op is one by the spec's flag, not by its name.
+  ``functional.py`` checks its arguments and calls them, and the modules of
+  ``nn.py`` call them directly under ``torch.jit.is_scripting()`` (a branch
+  the TorchScript compiler resolves statically, so the eager branch is
+  never compiled).  One routing, so a scripted module gives the eager
+  module's bits.
+* The path for every tensor gelu_ext has no kernel for is the op written
+  with torch's own functions, ``_forms.TORCH_FORMS``.
 """
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
+
+from .. import _spec
+from ._forms import TORCH_FORMS
 
 _ops = torch.ops.gelu_ext
-
-
-# ------------------------------------------------- torch's own form of each --
-
-def torch_gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(x, approximate=approximate)
-
-
-def torch_gelu_bias(x: torch.Tensor, bias: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(x + bias, approximate=approximate)
-
-
-def torch_relu(x: torch.Tensor) -> torch.Tensor:
-    return F.relu(x)
-
-
-def torch_relu2(x: torch.Tensor) -> torch.Tensor:
-    return torch.square(F.relu(x))
-
-
-def torch_relu6(x: torch.Tensor) -> torch.Tensor:
-    return F.relu6(x)
-
-
-def torch_silu(x: torch.Tensor) -> torch.Tensor:
-    return F.silu(x)
-
-
-def torch_quick_gelu(x: torch.Tensor) -> torch.Tensor:
-    return x * torch.sigmoid(1.702 * x)
-
-
-def torch_swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    return F.silu(gate) * up
-
-
-def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return F.gelu(gate, approximate=approximate) * up
-
-
-# forward op name -> torch's form (same arguments as the op's schema)
-TORCH_FORMS = {
-    "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2, "relu6": torch_relu6, "silu": torch_silu,
-    "quick_gelu": torch_quick_gelu, "swiglu": torch_swiglu, "geglu": torch_geglu,
-}
 
 
 # ------------------------------------------- which calls are ours, and the calls --
@@ -85,71 +45,95 @@ def ours(t: torch.Tensor) -> bool:
                  or dt == torch.float64))
 
 
-def _inplace(input: torch.Tensor, op: str) -> torch.Tensor:
-    """``input`` overwritten by ``op(input)``, with torch's in-place autograd
-    behaviour (``Tensor.copy_`` is recorded as torch's in-place ops are: a
-    non-leaf input or a view of one is rebased, a leaf that requires grad is
-    refused, a tensor some backward saved is caught by its version counter).
-    Where autograd records the call, the op reads a copy of ``input``: the op
-    saves its input for backward, and the copy back would otherwise
-    overwrite what it saved."""
-    src = input.clone() if torch.is_grad_enabled() and input.requires_grad else input
-    if op == "relu":
-        result = _ops.relu(src)
-    elif op == "relu6":
-        result = _ops.relu6(src)
-    else:
-        result = _ops.silu(src)
-    return input.copy_(result)
+def _inplace_source(input: torch.Tensor) -> torch.Tensor:
+    """What an in-place call's op reads: ``input``, or a copy of it where
+    autograd records the call (the op saves its input for backward, and
+    the copy back into ``input`` would otherwise overwrite what it saved).
+    The copy back is ``Tensor.copy_``, recorded as torch's in-place ops
+    are: a non-leaf input or a view of one is rebased, a leaf that requires
+    grad is refused, a tensor some backward saved is caught by its version
+    counter."""
+    return input.clone() if torch.is_grad_enabled() and input.requires_grad else input
 
 
-def gelu(input: torch.Tensor, approximate: str, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
-    if bias is None:
+# One routing per forward op of the spec, by its form: a factory per form
+# below, each making a typed function that TorchScript compiles (the op and
+# torch's form are closure values it resolves), named after the op.
+
+def _input(op, form):
+    def route(input: torch.Tensor) -> torch.Tensor:
         if ours(input):
-            return _ops.gelu(input, approximate)
-        return torch_gelu(input, approximate)
-    if ours(input) and ours(bias):
-        return _ops.gelu_bias(input, bias, approximate)
-    return torch_gelu_bias(input, bias, approximate)
+            return op(input)
+        return form(input)
+    return route
 
 
-def relu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
-    if not ours(input):
-        return F.relu(input, inplace=inplace)
-    return _inplace(input, "relu") if inplace else _ops.relu(input)
+def _input_inplace(op, form):
+    def route(input: torch.Tensor, inplace: bool) -> torch.Tensor:
+        if not ours(input):
+            return form(input, inplace)
+        if inplace:
+            return input.copy_(op(_inplace_source(input)))
+        return op(input)
+    return route
 
 
-def relu2(input: torch.Tensor) -> torch.Tensor:
-    if ours(input):
-        return _ops.relu2(input)
-    return torch_relu2(input)
+def _input_approximate_bias(op, form, bias_op, bias_form):
+    def route(input: torch.Tensor, approximate: str,
+              bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if bias is None:
+            if ours(input):
+                return op(input, approximate)
+            return form(input, approximate)
+        if ours(input) and ours(bias):
+            return bias_op(input, bias, approximate)
+        return bias_form(input, bias, approximate)
+    return route
 
 
-def relu6(input: torch.Tensor, inplace: bool) -> torch.Tensor:
-    if not ours(input):
-        return F.relu6(input, inplace=inplace)
-    return _inplace(input, "relu6") if inplace else _ops.relu6(input)
+def _gate_up(op, form):
+    def route(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+        if ours(gate) and ours(up):
+            return op(gate, up)
+        return form(gate, up)
+    return route
 
 
-def silu(input: torch.Tensor, inplace: bool) -> torch.Tensor:
-    if not ours(input):
-        return F.silu(input, inplace=inplace)
-    return _inplace(input, "silu") if inplace else _ops.silu(input)
+def _gate_up_approximate(op, form):
+    def route(gate: torch.Tensor, up: torch.Tensor, approximate: str) -> torch.Tensor:
+        if ours(gate) and ours(up):
+            return op(gate, up, approximate)
+        return form(gate, up, approximate)
+    return route
 
 
-def quick_gelu(input: torch.Tensor) -> torch.Tensor:
-    if ours(input):
-        return _ops.quick_gelu(input)
-    return torch_quick_gelu(input)
+def form_of(spec):
+    """The form of forward op ``spec`` (a ``_spec.TorchOp``): how its
+    function, module and routing take their arguments.  One of
+    ``"input"``, ``"input, inplace"``, ``"input, approximate, bias"``,
+    ``"gate, up"``, ``"gate, up, approximate"``."""
+    if spec.kind == "gate":
+        return "gate, up, approximate" if spec.has_approximate else "gate, up"
+    if spec.kind == "plain" and spec.has_approximate and spec.bias and not spec.inplace:
+        return "input, approximate, bias"
+    if spec.kind == "plain" and not spec.has_approximate and not spec.bias:
+        return "input, inplace" if spec.inplace else "input"
+    raise ValueError(f"torch op {spec.name}: no function, module or routing for its form "
+                     f"(kind {spec.kind!r}, approximate {spec.has_approximate}, "
+                     f"inplace {spec.inplace}, bias {spec.bias!r})")
 
 
-def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    if ours(gate) and ours(up):
-        return _ops.swiglu(gate, up)
-    return torch_swiglu(gate, up)
+def _route(spec):
+    op, form, shape = getattr(_ops, spec.name), TORCH_FORMS[spec.name], form_of(spec)
+    if shape == "input, approximate, bias":
+        route = _input_approximate_bias(op, form, getattr(_ops, spec.bias), TORCH_FORMS[spec.bias])
+    else:
+        route = {"input": _input, "input, inplace": _input_inplace, "gate, up": _gate_up,
+                 "gate, up, approximate": _gate_up_approximate}[shape](op, form)
+    route.__name__ = route.__qualname__ = spec.name
+    return route
 
 
-def geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str) -> torch.Tensor:
-    if ours(gate) and ours(up):
-        return _ops.geglu(gate, up, approximate)
-    return torch_geglu(gate, up, approximate)
+#: forward op name -> its routing: what ``functional`` calls after checking
+#: the arguments, and a module's ``forward`` when scripted
+ROUTES = {t.name: _route(t) for t in _spec.TORCH_OPS if t.functional}

@@ -8,23 +8,28 @@ meta, ...), an integer, bool or complex tensor (``relu`` of an int64 tensor
 works, ``gelu`` of one raises torch's error), and sparse, quantized and nested
 tensors.  gelu_ext has no kernels for any of those.
 
-``inplace=True`` (``relu``, ``relu6``, ``silu``) computes into a new tensor and copies it
-back into ``input`` (``Tensor.copy_``, recorded by autograd as torch's
-in-place ops are): the values torch's in-place form gives and its autograd
+``inplace=True`` (where a function takes it, as torch's does: the spec's
+``inplace`` ops) computes into a new tensor and copies it back into ``input``
+(``Tensor.copy_``, recorded by autograd as torch's in-place ops are): the values torch's in-place form gives and its autograd
 behaviour (a non-leaf input or a view of one is rebased, a leaf that requires
 grad is refused, a tensor some backward saved is caught by its version
 counter), not its memory saving.
 
-Each function checks its arguments and calls its twin in ``_script``, where
-the choice between our op and torch's function is made (the same code runs
-eager, compiled and in TorchScript).
+Each function checks its arguments and calls its routing in ``_script``,
+where the choice between our op and torch's function is made (the same code
+runs eager, compiled and in TorchScript).  The functions are made from the op
+spec's ``TORCH_OPS`` (``gelu_ext/_spec.py``: name, docstring, form), one
+factory per form; the names below are written by ``src/tables/gen_ops.py``,
+so that tools reading the source see them.
 """
+from typing import TYPE_CHECKING, Optional
+
 import torch
+from torch import Tensor
 
-from . import _script
+from .. import _spec
 from ._ops import check_approximate
-
-__all__ = ["gelu", "relu", "relu2", "relu6", "silu", "quick_gelu", "swiglu", "geglu"]
+from ._script import ROUTES, form_of
 
 
 def _check_tensor(name, t):
@@ -32,70 +37,83 @@ def _check_tensor(name, t):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
 
 
-def gelu(input, approximate="none", *, bias=None):
-    """GELU of ``input``, as ``torch.nn.functional.gelu``: exact ``x Phi(x)``
-    (<= 1 ULP in float32, also in the negative tail) or the tanh form.
+# One factory per form (``_script.form_of``): the function checks its
+# arguments and calls the op's routing.
 
-    ``bias`` (gelu_ext's addition) computes ``gelu(input + bias)`` in one pass,
-    ``bias`` broadcasting against ``input``; its gradient is summed over the
-    broadcast axes.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from gelu_ext.torch import functional as GF
-    >>> GF.gelu(torch.tensor([-1.0, 2.0], dtype=torch.float64))
-    tensor([-0.1587,  1.9545], dtype=torch.float64)
-    """
-    _check_tensor("input", input)
-    check_approximate(approximate)
-    if bias is not None:
-        _check_tensor("bias", bias)
-    return _script.gelu(input, approximate, bias)
+def _input(route):
+    def function(input):
+        _check_tensor("input", input)
+        return route(input)
+    return function
 
 
-def relu(input, inplace=False):
-    """ReLU, ``max(input, 0)``, as ``torch.nn.functional.relu``."""
-    _check_tensor("input", input)
-    return _script.relu(input, inplace)
+def _input_inplace(route):
+    def function(input, inplace=False):
+        _check_tensor("input", input)
+        return route(input, inplace)
+    return function
 
 
-def relu2(input):
-    """Squared ReLU, ``relu(input) ** 2`` (Primer; Hugging Face's ``relu2``)."""
-    _check_tensor("input", input)
-    return _script.relu2(input)
+def _input_approximate_bias(route):
+    def function(input, approximate="none", *, bias=None):
+        _check_tensor("input", input)
+        check_approximate(approximate)
+        if bias is not None:
+            _check_tensor("bias", bias)
+        return route(input, approximate, bias)
+    return function
 
 
-def relu6(input, inplace=False):
-    """ReLU6, ``min(max(input, 0), 6)``, as ``torch.nn.functional.relu6``."""
-    _check_tensor("input", input)
-    return _script.relu6(input, inplace)
+def _gate_up(route):
+    def function(gate, up):
+        _check_tensor("gate", gate)
+        _check_tensor("up", up)
+        return route(gate, up)
+    return function
 
 
-def silu(input, inplace=False):
-    """SiLU (swish), ``input * sigmoid(input)``, as ``torch.nn.functional.silu``."""
-    _check_tensor("input", input)
-    return _script.silu(input, inplace)
+def _gate_up_approximate(route):
+    def function(gate, up, approximate="none"):
+        _check_tensor("gate", gate)
+        _check_tensor("up", up)
+        check_approximate(approximate)
+        return route(gate, up, approximate)
+    return function
 
 
-def quick_gelu(input):
-    """Quick GELU, ``input * sigmoid(1.702 input)`` (CLIP; Hugging Face's ``quick_gelu``)."""
-    _check_tensor("input", input)
-    return _script.quick_gelu(input)
+_FACTORIES = {"input": _input, "input, inplace": _input_inplace,
+              "input, approximate, bias": _input_approximate_bias, "gate, up": _gate_up,
+              "gate, up, approximate": _gate_up_approximate}
 
 
-def swiglu(gate, up):
-    """SwiGLU in one pass: ``silu(gate) * up`` (LLaMA's MLP:
-    ``down_proj(swiglu(gate_proj(x), up_proj(x)))``); ``gate`` and ``up``
-    broadcast, and a broadcast operand's gradient is summed back to its shape."""
-    _check_tensor("gate", gate)
-    _check_tensor("up", up)
-    return _script.swiglu(gate, up)
+def _function(op):
+    """``functional``'s function for forward op ``op`` of the spec."""
+    spec = _spec.TORCH_OP[op]
+    function = _FACTORIES[form_of(spec)](ROUTES[op])
+    function.__name__ = function.__qualname__ = spec.functional
+    function.__doc__ = spec.doc
+    return function
 
 
-def geglu(gate, up, approximate="none"):
-    """GEGLU in one pass: ``gelu(gate, approximate) * up``; see ``swiglu``."""
-    _check_tensor("gate", gate)
-    _check_tensor("up", up)
-    check_approximate(approximate)
-    return _script.geglu(gate, up, approximate)
+# -- generated by src/tables/gen_ops.py from gelu_ext/_spec.py --
+if TYPE_CHECKING:       # what the factory makes, as a type checker sees it
+    def gelu(input: Tensor, approximate: str = "none", *, bias: Optional[Tensor] = None) -> Tensor: ...
+    def relu(input: Tensor, inplace: bool = False) -> Tensor: ...
+    def relu2(input: Tensor) -> Tensor: ...
+    def relu6(input: Tensor, inplace: bool = False) -> Tensor: ...
+    def silu(input: Tensor, inplace: bool = False) -> Tensor: ...
+    def quick_gelu(input: Tensor) -> Tensor: ...
+    def swiglu(gate: Tensor, up: Tensor) -> Tensor: ...
+    def geglu(gate: Tensor, up: Tensor, approximate: str = "none") -> Tensor: ...
+else:
+    gelu = _function("gelu")
+    relu = _function("relu")
+    relu2 = _function("relu2")
+    relu6 = _function("relu6")
+    silu = _function("silu")
+    quick_gelu = _function("quick_gelu")
+    swiglu = _function("swiglu")
+    geglu = _function("geglu")
+
+__all__ = ["gelu", "relu", "relu2", "relu6", "silu", "quick_gelu", "swiglu", "geglu"]
+# -- end of the generated block --

@@ -6,31 +6,26 @@ with them as with the modules they replace; they pickle, ``deepcopy`` and
 scripted module needs ``gelu_ext.torch`` imported where it is loaded, which
 defines the ops it calls).
 """
+from typing import TYPE_CHECKING
+
 import torch
+from torch import Tensor
 
+from .. import _spec
 from . import functional as GF
-from . import _script
 from ._ops import check_approximate
+from ._script import ROUTES, form_of
 
-__all__ = ["GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU", "GatedMLP"]
 
-
-class GELU(torch.nn.Module):
-    """``torch.nn.GELU(approximate=...)`` on gelu_ext's kernels (exact: <= 1 ULP in float32)."""
-
-    def __init__(self, approximate="none"):
-        super().__init__()
-        check_approximate(approximate)
-        self.approximate = approximate
-
-    def forward(self, input):
-        if torch.jit.is_scripting():        # see _script: functional is not scriptable
-            return _script.gelu(input, self.approximate)
-        return GF.gelu(input, self.approximate)
-
-    def extra_repr(self):
-        return f"approximate={self.approximate!r}"
-
+# The activation modules are made from the op spec's TORCH_OPS
+# (gelu_ext/_spec.py: class name, docstring, form), one base class and one
+# ``forward`` factory per form (``_script.form_of``).  ``forward`` calls the
+# op's function (which checks its arguments), or its routing in ``_script``
+# when scripted: functional is not scriptable, and ``torch.jit.is_scripting()``
+# is a branch the TorchScript compiler resolves statically, so the eager
+# branch is never compiled.  Each class is a module-level name of this
+# module under its own name, so pickle, torch.save, deepcopy and TorchScript
+# find it as they find a class written out.
 
 class _InplaceActivation(torch.nn.Module):
     """An activation with torch.nn's ``inplace`` flag (see functional)."""
@@ -43,75 +38,117 @@ class _InplaceActivation(torch.nn.Module):
         return "inplace=True" if self.inplace else ""
 
 
-class ReLU(_InplaceActivation):
-    """``torch.nn.ReLU(inplace=...)`` on gelu_ext's kernel."""
-
-    def forward(self, input):
-        if torch.jit.is_scripting():
-            return _script.relu(input, self.inplace)
-        return GF.relu(input, self.inplace)
-
-
-class ReLUSquared(torch.nn.Module):
-    """``relu(x) ** 2`` (Primer, Nemotron; transformers' ``ReLUSquaredActivation``)."""
-
-    def forward(self, input):
-        if torch.jit.is_scripting():
-            return _script.relu2(input)
-        return GF.relu2(input)
-
-
-class ReLU6(_InplaceActivation):
-    """``torch.nn.ReLU6(inplace=...)`` on gelu_ext's kernel."""
-
-    def forward(self, input):
-        if torch.jit.is_scripting():
-            return _script.relu6(input, self.inplace)
-        return GF.relu6(input, self.inplace)
-
-
-class SiLU(_InplaceActivation):
-    """``torch.nn.SiLU(inplace=...)`` on gelu_ext's kernel."""
-
-    def forward(self, input):
-        if torch.jit.is_scripting():
-            return _script.silu(input, self.inplace)
-        return GF.silu(input, self.inplace)
-
-
-class QuickGELU(torch.nn.Module):
-    """``x * sigmoid(1.702 x)`` (CLIP's activation, Hugging Face's ``quick_gelu``)."""
-
-    def forward(self, input):
-        if torch.jit.is_scripting():
-            return _script.quick_gelu(input)
-        return GF.quick_gelu(input)
-
-
-class SwiGLU(torch.nn.Module):
-    """``forward(gate, up) = silu(gate) * up`` in one pass."""
-
-    def forward(self, gate, up):
-        if torch.jit.is_scripting():
-            return _script.swiglu(gate, up)
-        return GF.swiglu(gate, up)
-
-
-class GEGLU(torch.nn.Module):
-    """``forward(gate, up) = gelu(gate, approximate) * up`` in one pass."""
-
-    def __init__(self, approximate="none"):
-        super().__init__()
-        check_approximate(approximate)
-        self.approximate = approximate
-
-    def forward(self, gate, up):
-        if torch.jit.is_scripting():
-            return _script.geglu(gate, up, self.approximate)
-        return GF.geglu(gate, up, self.approximate)
+class _Approximate(torch.nn.Module):
+    """An activation with torch.nn.GELU's ``approximate``, checked when built
+    by the class's own ``__init__`` (``_approximate_init``)."""
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
+
+
+def _approximate_init(name):
+    # one function per class, named after it: Python's own argument errors
+    # then name the class called, as for a class written out
+    def __init__(self, approximate="none"):
+        torch.nn.Module.__init__(self)
+        check_approximate(approximate)
+        self.approximate = approximate
+    __init__.__qualname__ = f"{name}.__init__"
+    return __init__
+
+
+def _input(route, function):
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return route(input)
+        return function(input)
+    return forward
+
+
+def _input_inplace(route, function):
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return route(input, self.inplace)
+        return function(input, self.inplace)
+    return forward
+
+
+def _input_approximate(route, function):
+    def forward(self, input):
+        if torch.jit.is_scripting():
+            return route(input, self.approximate)
+        return function(input, self.approximate)
+    return forward
+
+
+def _gate_up(route, function):
+    def forward(self, gate, up):
+        if torch.jit.is_scripting():
+            return route(gate, up)
+        return function(gate, up)
+    return forward
+
+
+def _gate_up_approximate(route, function):
+    def forward(self, gate, up):
+        if torch.jit.is_scripting():
+            return route(gate, up, self.approximate)
+        return function(gate, up, self.approximate)
+    return forward
+
+
+# form -> (base class: constructor and extra_repr, forward factory)
+_FORMS = {"input": (torch.nn.Module, _input), "input, inplace": (_InplaceActivation, _input_inplace),
+          "input, approximate, bias": (_Approximate, _input_approximate),
+          "gate, up": (torch.nn.Module, _gate_up),
+          "gate, up, approximate": (_Approximate, _gate_up_approximate)}
+
+
+def _module(op):
+    """The ``torch.nn.Module`` class of forward op ``op`` of the spec."""
+    spec = _spec.TORCH_OP[op]
+    base, forward = _FORMS[form_of(spec)]
+    body = {"__module__": __name__, "__qualname__": spec.module, "__doc__": spec.module_doc,
+            "forward": forward(ROUTES[op], getattr(GF, spec.functional))}
+    if base is _Approximate:
+        body["__init__"] = _approximate_init(spec.module)
+    return type(spec.module, (base,), body)
+
+
+# -- generated by src/tables/gen_ops.py from gelu_ext/_spec.py --
+if TYPE_CHECKING:       # what the factory makes, as a type checker sees it
+    class GELU(_Approximate):
+        def __init__(self, approximate: str = "none") -> None: ...
+        def forward(self, input: Tensor) -> Tensor: ...
+    class ReLU(_InplaceActivation):
+        def forward(self, input: Tensor) -> Tensor: ...
+    class ReLUSquared(torch.nn.Module):
+        def forward(self, input: Tensor) -> Tensor: ...
+    class ReLU6(_InplaceActivation):
+        def forward(self, input: Tensor) -> Tensor: ...
+    class SiLU(_InplaceActivation):
+        def forward(self, input: Tensor) -> Tensor: ...
+    class QuickGELU(torch.nn.Module):
+        def forward(self, input: Tensor) -> Tensor: ...
+    class SwiGLU(torch.nn.Module):
+        def forward(self, gate: Tensor, up: Tensor) -> Tensor: ...
+    class GEGLU(_Approximate):
+        def __init__(self, approximate: str = "none") -> None: ...
+        def forward(self, gate: Tensor, up: Tensor) -> Tensor: ...
+else:
+    GELU = _module("gelu")
+    ReLU = _module("relu")
+    ReLUSquared = _module("relu2")
+    ReLU6 = _module("relu6")
+    SiLU = _module("silu")
+    QuickGELU = _module("quick_gelu")
+    SwiGLU = _module("swiglu")
+    GEGLU = _module("geglu")
+
+__all__ = ["GELU", "ReLU", "ReLUSquared", "ReLU6", "SiLU", "QuickGELU", "SwiGLU", "GEGLU"]
+# -- end of the generated block --
+
+_swiglu, _geglu = ROUTES["swiglu"], ROUTES["geglu"]
 
 
 class GatedMLP(torch.nn.Module):
@@ -135,7 +172,7 @@ class GatedMLP(torch.nn.Module):
     def forward(self, x):
         g, u = self.gate_proj(x), self.up_proj(x)
         if torch.jit.is_scripting():
-            h = _script.swiglu(g, u) if self.gate == "silu" else _script.geglu(g, u, self.approximate)
+            h = _swiglu(g, u) if self.gate == "silu" else _geglu(g, u, self.approximate)
         else:
             h = GF.swiglu(g, u) if self.gate == "silu" else GF.geglu(g, u, self.approximate)
         return self.down_proj(h)
@@ -214,4 +251,4 @@ class GatedActDense(torch.nn.Module):
                 f"cast_to_wo={self.cast_to_wo}")
 
 
-__all__ += ["PackedGatedMLP", "GatedActDense"]
+__all__ += ["GatedMLP", "PackedGatedMLP", "GatedActDense"]

@@ -8,19 +8,10 @@ path takes no extra argument::
     torch.onnx.export(model, args, "model.onnx")           # dynamo (default)
     torch.onnx.export(model, args, "model.onnx", dynamo=False)   # TorchScript-based
 
-Each forward op becomes:
-
-=============  ==============================================================
-gelu           ``Gelu(approximate=...)`` from opset 20; below, the erf form
-               ``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh form
-gelu_bias      ``Add`` then the above
-relu           ``Relu``
-relu2          ``Relu * Relu``
-relu6          ``Where(Relu > 6, 6, Relu)``
-silu           ``x * Sigmoid(x)``
-quick_gelu     ``x * Sigmoid(1.702 x)``
-swiglu, geglu  the activation of ``gate`` times ``up`` (``Mul``)
-=============  ==============================================================
+Each forward op becomes its graph in ``_forms.ONNX_GRAPHS``: ``gelu`` is
+``Gelu(approximate=...)`` from opset 20 (below it, the erf form
+``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh form), ``relu`` is ``Relu``,
+``silu`` is ``x * Sigmoid(x)``; the fused ops add an ``Add`` or a ``Mul``.
 
 The gradient ops have no ONNX form: an exported graph is for inference.
 The runtime's kernels are not gelu_ext's: the exported model computes at
@@ -38,7 +29,7 @@ Design:
   decomposes every op it has no translation for with the entries of
   ``torch._decomp.decomposition_table`` (``_decomp.create_onnx_friendly_
   decomposition_table``).  ``register()`` puts there each forward op's
-  torch form (``_script.TORCH_FORMS``), which the exporter then translates
+  torch form (``_forms.TORCH_FORMS``), which the exporter then translates
   with torch's own table (``Gelu`` from opset 20, as above).  That table is
   private to torch, so the entry is added only where it exists, and the
   documented fallback is the explicit argument above.  Nothing else in torch
@@ -50,10 +41,12 @@ Design:
 * The TorchScript-based exporter (deprecated in torch, kept while it
   exists) looks symbolic functions up by op name:
   ``torch.onnx.register_custom_op_symbolic``, public, from opset 9 (Erf's).
-* One ONNX builder per op (``_BUILD``), written against a small emitter
-  (``op``, ``const``, ``promote``, ``opset``) that each exporter fills
-  (onnxscript for dynamo, ``GraphContext.op`` for TorchScript): the graph
-  is written once for both.
+* One ONNX graph per op (``_forms.ONNX_GRAPHS``, beside the op's torch
+  form), written against a small emitter (``op``, ``const``, ``promote``,
+  ``opset``) that each exporter fills (onnxscript for dynamo,
+  ``GraphContext.op`` for TorchScript): the graph is written once for
+  both.  The translations and registrations are made from the spec's
+  forward ops.
 * onnx and onnxscript are optional and heavy: nothing here imports them
   until an exporter calls a translation.  ``torch.onnx`` itself is part of
   torch and imports neither.
@@ -62,60 +55,12 @@ import inspect
 
 import torch
 
-from ._ops import NS, OPS, _OPS, _C, _K, _Q
-from ._script import TORCH_FORMS
+from ._forms import ONNX_GRAPHS, TORCH_FORMS
+from ._ops import NS, OPS, _OPS
 
 __all__ = ["ONNX_TRANSLATIONS", "register"]
 
-_GELU_OPSET = 20        # the first opset with Gelu
 _MIN_OPSET = 9          # the first opset with Erf
-_SQRT_2 = 1.4142135623730951
-
-
-# -------------------------------------------------- the graphs, written once --
-
-def _gelu(e, x, approximate):
-    if e.opset >= _GELU_OPSET:
-        return e.op("Gelu", x, approximate=approximate)
-    if approximate == "tanh":       # 0.5 x (1 + tanh(K (x + C x^3)))
-        x3 = e.op("Mul", e.op("Mul", x, x), x)
-        inner = e.op("Mul", e.op("Add", x, e.op("Mul", x3, e.const(_C))), e.const(_K))
-        t = e.op("Tanh", inner)
-    else:                           # 0.5 x (1 + erf(x / sqrt 2))
-        t = e.op("Erf", e.op("Div", x, e.const(_SQRT_2)))
-    return e.op("Mul", e.op("Mul", x, e.const(0.5)), e.op("Add", t, e.const(1.0)))
-
-
-def _sigmoid_gate(e, x, k=None):
-    """x sigmoid(k x): silu (k None) and quick GELU."""
-    s = e.op("Sigmoid", x if k is None else e.op("Mul", x, e.const(k)))
-    return e.op("Mul", x, s)
-
-
-def _square(e, r):
-    return e.op("Mul", r, r)
-
-
-def _clip6(e, r):
-    """min(r, 6), NaN kept: Where, as Min takes no constant in onnxscript's
-    variadic binding and Clip's bounds are attributes before opset 11."""
-    six = e.const(6.0)
-    return e.op("Where", e.op("Greater", r, six), six, r)
-
-
-# forward op -> builder(emitter, *tensors, [approximate]), arguments as the
-# op's schema; the tensors are already of one dtype (``_emit``).
-_BUILD = {
-    "gelu": lambda e, x, approximate="none": _gelu(e, x, approximate),
-    "gelu_bias": lambda e, x, bias, approximate="none": _gelu(e, e.op("Add", x, bias), approximate),
-    "relu": lambda e, x: e.op("Relu", x),
-    "relu2": lambda e, x: _square(e, e.op("Relu", x)),
-    "relu6": lambda e, x: _clip6(e, e.op("Relu", x)),
-    "silu": lambda e, x: _sigmoid_gate(e, x),
-    "quick_gelu": lambda e, x: _sigmoid_gate(e, x, _Q),
-    "swiglu": lambda e, gate, up: e.op("Mul", _sigmoid_gate(e, gate), up),
-    "geglu": lambda e, gate, up, approximate="none": e.op("Mul", _gelu(e, gate, approximate), up),
-}
 
 
 def _emit(e, name, args):
@@ -124,7 +69,7 @@ def _emit(e, name, args):
     promotes them to, in which our kernels compute too."""
     n = len(_OPS[name].args)
     tensors = e.promote(args[:n])
-    return _BUILD[name](e, *tensors, *args[n:])
+    return ONNX_GRAPHS[name](e, *tensors, *args[n:])
 
 
 def _promote(dtypes):
@@ -169,47 +114,35 @@ _IR_NAME = {torch.float16: "FLOAT16", torch.bfloat16: "BFLOAT16", torch.float32:
 _FROM_IR_NAME = {v: k for k, v in _IR_NAME.items()}
 
 
-# One plain function per forward op: the exporter reads its signature (the
-# op's arguments; a str annotation makes ``approximate`` an ONNX attribute).
-def _onnx_gelu(x, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "gelu", (x, approximate))
+def _parameters(spec):
+    """The op's schema as Python parameters: its tensors, then ``approximate``
+    (a str annotation: an ONNX attribute to the dynamo exporter)."""
+    P = inspect.Parameter
+    params = [P(a, P.POSITIONAL_OR_KEYWORD) for a in spec.args]
+    if spec.has_approximate:
+        params.append(P("approximate", P.POSITIONAL_OR_KEYWORD, default="none", annotation=str))
+    return params
 
 
-def _onnx_gelu_bias(x, bias, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "gelu_bias", (x, bias, approximate))
+def _onnxscript_function(name):
+    """The dynamo exporter's translation of op ``name``: the exporter reads
+    its signature, the op's arguments."""
+    signature = inspect.Signature(_parameters(_OPS[name]))
+
+    def translation(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return _emit(_OnnxScriptEmitter(), name, tuple(bound.arguments.values()))
+
+    translation.__signature__ = signature
+    translation.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()
+                                   if p.annotation is not p.empty}
+    translation.__name__ = translation.__qualname__ = f"_onnx_{name}"
+    return translation
 
 
-def _onnx_relu(x):
-    return _emit(_OnnxScriptEmitter(), "relu", (x,))
-
-
-def _onnx_relu2(x):
-    return _emit(_OnnxScriptEmitter(), "relu2", (x,))
-
-
-def _onnx_relu6(x):
-    return _emit(_OnnxScriptEmitter(), "relu6", (x,))
-
-
-def _onnx_silu(x):
-    return _emit(_OnnxScriptEmitter(), "silu", (x,))
-
-
-def _onnx_quick_gelu(x):
-    return _emit(_OnnxScriptEmitter(), "quick_gelu", (x,))
-
-
-def _onnx_swiglu(gate, up):
-    return _emit(_OnnxScriptEmitter(), "swiglu", (gate, up))
-
-
-def _onnx_geglu(gate, up, approximate: str = "none"):
-    return _emit(_OnnxScriptEmitter(), "geglu", (gate, up, approximate))
-
-
-_ONNXSCRIPT = {"gelu": _onnx_gelu, "gelu_bias": _onnx_gelu_bias, "relu": _onnx_relu, "relu2": _onnx_relu2, "relu6": _onnx_relu6,
-               "silu": _onnx_silu, "quick_gelu": _onnx_quick_gelu, "swiglu": _onnx_swiglu,
-               "geglu": _onnx_geglu}
+# one per forward op of the spec, each with its graph in _forms.ONNX_GRAPHS
+_ONNXSCRIPT = {t.name: _onnxscript_function(t.name) for t in _OPS.values() if t.grad}
 
 #: ``{torch.ops.gelu_ext.<op>.default: onnxscript function}`` for every forward
 #: op, for ``torch.onnx.export(..., custom_translation_table=...)``.
@@ -251,9 +184,8 @@ def _torchscript_symbolic(name):
 
     # parse_args pairs its descriptors with the function's parameters: the
     # op's own names, so its messages name them
-    params = ("g", *tensors, *(("approximate",) if has_approximate else ()))
     symbolic.__signature__ = inspect.Signature(
-        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        [inspect.Parameter("g", inspect.Parameter.POSITIONAL_OR_KEYWORD), *_parameters(_OPS[name])])
     symbolic.__name__ = f"{name}_symbolic"
     return symbolic_helper.parse_args(*("v",) * len(tensors), *(("s",) if has_approximate else ()))(symbolic)
 
@@ -277,6 +209,6 @@ def register():
         for name, form in TORCH_FORMS.items():
             decompositions.setdefault(OPS[name].default, form)
     from torch.onnx import register_custom_op_symbolic
-    for name in _BUILD:
+    for name in _ONNXSCRIPT:
         register_custom_op_symbolic(f"{NS}::{name}", _torchscript_symbolic(name), _MIN_OPSET)
     _REGISTERED.append(True)

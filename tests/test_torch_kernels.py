@@ -1,0 +1,216 @@
+"""Which CPU kernels gelu_ext.torch's ops run (gelu_ext/torch/_cpp.py).
+
+The C++ kernels (gelu_ext.torch._C, built at install next to torch) are the
+default when they were built against this very torch; the Python kernels
+otherwise: silently when not built, with one warning when built against
+another torch.  GELU_EXT_TORCH_CPP=0/1 forces either; 1 builds them on
+first use from the sources the package ships where none is installed.  Both
+kernels give the ufuncs' bits: compared here op by op in one process.
+"""
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip install '.[torch]')")
+
+import gelu_ext                                            # noqa: E402
+import gelu_ext.torch as gt                                # noqa: E402
+from gelu_ext.torch import _cpp, _ops                      # noqa: E402
+
+# what the import chose in this process (a checkout built in place next to
+# torch, or CI's torch environment: the built extension for this torch)
+BUILT = _cpp._built()
+MATCHING = BUILT is not None and BUILT[1] == torch.__version__
+needs_built = pytest.mark.skipif(not MATCHING, reason="gelu_ext.torch._C not built for this torch "
+                                 "(pip install --no-build-isolation '.[torch]' next to torch)")
+
+
+@pytest.fixture
+def restore():
+    """The kernels the process had before the test, back after it."""
+    before = _cpp._ACTIVE[:]
+    was_jit = bool(before) and before[0] is _cpp._LOADED.get("jit")
+    yield
+    _cpp.use(False)
+    if before:
+        _cpp.use(True, jit=was_jit)
+    assert _cpp._ACTIVE == before
+
+
+def run_python(code, cwd, env_value=None):
+    """`code` in a fresh interpreter with GELU_EXT_TORCH_CPP set to
+    env_value (unset for None); its stdout.  cwd outside the source tree,
+    whose gelu_ext/ `python -c` would import instead of the installed one."""
+    env = {k: v for k, v in os.environ.items() if k != _cpp.ENV}
+    if env_value is not None:
+        env[_cpp.ENV] = env_value
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=env, cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+# --------------------------------------------------------- the selection --
+
+def test_default_is_cpp_exactly_when_built_for_this_torch(tmp_path):
+    # a fresh process, no GELU_EXT_TORCH_CPP: what a user gets on import,
+    # and gelu_ext alone still imports no torch
+    out = run_python("import sys, gelu_ext; assert 'torch' not in sys.modules; "
+                     "import gelu_ext.torch as gt; print(gt.kernels())", tmp_path)
+    assert out == ("cpp" if MATCHING else "python")
+    assert gt.kernels() == ("cpp" if _cpp.active() else "python")
+
+
+def test_env_0_forces_python_in_a_fresh_process(tmp_path):
+    assert run_python("import gelu_ext.torch as gt; print(gt.kernels())", tmp_path, "0") == "python"
+
+
+@needs_built
+def test_env_1_uses_the_built_extension_without_building(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_jit", lambda verbose=False: pytest.fail("built again"))
+    _cpp.use(False)
+    _cpp._select({_cpp.ENV: "1"})
+    assert gt.kernels() == "cpp" and _cpp._ACTIVE[0].__name__ == "gelu_ext.torch._C"
+
+
+@needs_built
+def test_env_1_builds_on_first_use_where_none_is_installed(restore, monkeypatch):
+    built = _cpp._module()                          # stands in for the build
+    calls = []
+    monkeypatch.setattr(_cpp, "_built", lambda: None)
+    monkeypatch.setattr(_cpp, "_jit", lambda verbose=False: calls.append(1) or built)
+    monkeypatch.setattr(_cpp, "_LOADED", {})
+    _cpp.use(False)
+    _cpp._select({_cpp.ENV: "1"})
+    assert calls == [1] and gt.kernels() == "cpp"
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_env_other_values_are_an_error_naming_the_variable(value, restore):
+    with pytest.raises(ValueError, match=rf"GELU_EXT_TORCH_CPP must be '0' .* or '1' .*, got '{value}'"):
+        _cpp._select({_cpp.ENV: value})
+
+
+def test_not_built_python_silently(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _cpp._select({})
+    assert gt.kernels() == "python" and not _cpp.active()
+
+
+def test_built_for_another_torch_python_with_one_warning(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: ("/site/gelu_ext/torch/_C.so", "2.4.0"))
+    monkeypatch.setattr(_cpp, "_module", lambda *a, **k: pytest.fail("loaded an extension of another torch"))
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    with pytest.warns(RuntimeWarning, match=rf"built against torch 2\.4\.0, this is torch "
+                      rf"{re.escape(torch.__version__)}: the Python kernels run instead.*"
+                      rf"--no-build-isolation.*GELU_EXT_TORCH_CPP=1"):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+    with warnings.catch_warnings():                 # once per process
+        warnings.simplefilter("error")
+        _cpp._select({})
+
+
+def test_built_without_a_record_is_another_torch(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: ("/site/gelu_ext/torch/_C.so", None))
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    with pytest.warns(RuntimeWarning, match=r"built against torch \(unknown\)"):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+
+
+def test_a_built_extension_that_fails_to_load_falls_back_with_a_warning(restore, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ImportError("undefined symbol: _ZN3c10")
+    monkeypatch.setattr(_cpp, "_built", lambda: ("/site/gelu_ext/torch/_C.so", torch.__version__))
+    monkeypatch.setattr(_cpp, "_module", broken)
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    _cpp.use(False)
+    with pytest.warns(RuntimeWarning, match=r"did not load \(undefined symbol.*GELU_EXT_TORCH_CPP=0"):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+    x = torch.linspace(-3, 3, 7)
+    np.testing.assert_array_equal(gt.functional.gelu(x).numpy(), gelu_ext.gelu_erf(x.numpy()))
+
+
+@needs_built
+def test_the_record_names_this_torch():
+    path, version = BUILT
+    assert version == torch.__version__ and os.path.basename(path).startswith("_C.")
+
+
+# ------------------------------------------------- both kernels, same bits --
+
+def _bits(t):
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]).numpy()
+
+
+def _operands(n, dtype, layout):
+    # above twice the threading threshold (2^16): split over threads
+    g = torch.Generator().manual_seed(7)
+    ts = [(torch.randn(384 * 512, generator=g, dtype=torch.float64) * 4).to(dtype) for _ in range(n)]
+    if layout == "general":             # the general path: a transposed first operand, the rest broadcast
+        ts = [t.reshape(384, 512).t() if i == 0 else t[:384] for i, t in enumerate(ts)]
+    return ts
+
+
+@needs_built
+@pytest.mark.parametrize("layout, threads", [("contiguous", 1), ("contiguous", 2), ("general", 2)])
+def test_cpp_and_python_kernels_give_the_same_bits(layout, threads, restore):
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        calls = [(gt.OPS[name], _operands(len(spec.args), dtype, layout),
+                  ("tanh",) if spec.has_approximate else ())
+                 for name, spec in _ops._OPS.items()
+                 for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64)]
+        results = {}
+        for path in ("python", "cpp"):
+            _cpp.use(path == "cpp")
+            assert gt.kernels() == path
+            results[path] = [[_bits(o) for o in (out if isinstance(out, tuple) else (out,))]
+                             for op, tensors, extra in calls for out in [op(*tensors, *extra)]]
+        for py, cc in zip(results["python"], results["cpp"]):
+            assert len(py) == len(cc)
+            for a, b in zip(py, cc):
+                np.testing.assert_array_equal(a, b)
+    finally:
+        torch.set_num_threads(saved)
+
+
+# ------------------------------------------------ the packaged sources --
+
+def test_the_sources_for_a_build_on_first_use_are_found():
+    source, inc = _cpp._sources()
+    here = os.path.dirname(_cpp.__file__)
+    assert source == os.path.join(here, "csrc", "ops.cpp") and os.path.isfile(source)
+    assert os.path.isfile(os.path.join(inc, "gx_capi.h"))
+    checkout = os.path.isdir(os.path.join(here, "..", "..", "src", "dispatch"))
+    if not checkout:                                # an installed wheel: its own copy
+        assert inc == os.path.join(here, "csrc")
+
+
+@pytest.mark.slow
+def test_env_1_builds_from_the_packaged_sources(restore, tmp_path, monkeypatch):
+    # a real build on first use (~30 s), as GELU_EXT_TORCH_CPP=1 makes where
+    # no extension is installed: from an installed wheel, its csrc/ alone
+    from torch.utils import cpp_extension
+    if not cpp_extension.is_ninja_available():
+        pytest.skip("torch.utils.cpp_extension.load needs ninja (pip install ninja)")
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    monkeypatch.setattr(_cpp, "_LOADED", {k: v for k, v in _cpp._LOADED.items() if k != "jit"})
+    _cpp.use(False)
+    _cpp.use(True, jit=True)
+    assert gt.kernels() == "cpp" and _cpp._ACTIVE[0].__name__ == "gelu_ext_torch_cpp"
+    assert any(tmp_path.rglob("gelu_ext_torch_cpp*.so"))
+    x = torch.randn(3 * 2 ** 16 + 37, dtype=torch.bfloat16)
+    y = gt.functional.gelu(x, approximate="tanh")
+    _cpp.use(False)
+    np.testing.assert_array_equal(_bits(y), _bits(gt.functional.gelu(x, approximate="tanh")))
