@@ -8,7 +8,7 @@ Usage::
 
     python src/tables/fit_lut.py gx_lut_silu   # only the named tables (to look at)
 
-Needs numpy and mpmath; runs in about half a minute.
+Needs numpy and mpmath; runs in about ten seconds.
 
 What is tabulated (see src/math/gx_lut.h for how the kernels use it).  With
 a = |x| <= X (each table carries X, K, K2), the piece is
@@ -48,6 +48,7 @@ H_i from the entries by a 16-bit shift.  The degree-5 tables store m_6 = 0
 with H_i's bits (an entry used for H_i only).
 """
 import functools
+import math
 import os
 import sys
 
@@ -150,6 +151,25 @@ def q_quick(a):
 def dq_quick(a):
     s = q_quick(a)
     return s * (1 - s) * QUICK_C
+
+
+# Each q and |q'| above has a float64 twin on NumPy arrays, the same formula
+# in libm (a few ULPs): max_err screens its grid with them (see there).
+_erfc64 = np.vectorize(math.erfc, otypes=[float])
+_TC, _TA, _QC = float(TANH_C), float(TANH_A), float(QUICK_C)
+
+
+def _sigmoid_twins(q, dq, w, dw):
+    """The twins of q(a) = 1 / (1 + e^w(a)) and |q'(a)| = q (1 - q) w'(a)."""
+    q.f64 = lambda a: 1 / (1 + np.exp(w(a)))
+    dq.f64 = lambda a: q.f64(a) * (1 - q.f64(a)) * dw(a)
+
+
+q_erf.f64 = lambda a: 0.5 * _erfc64(a / math.sqrt(2))
+dq_erf.f64 = lambda a: np.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+_sigmoid_twins(q_tanh, dq_tanh, lambda a: _TC * a * (1 + _TA * a * a), lambda a: _TC * (1 + 3 * _TA * a * a))
+_sigmoid_twins(q_silu, dq_silu, lambda a: a, lambda a: 1.0)
+_sigmoid_twins(q_quick, dq_quick, lambda a: _QC * a, lambda a: _QC)
 
 
 # Degree: GELU needs 6 (degree 5 leaves 4e-8, too much of the ULP budget);
@@ -297,13 +317,43 @@ def fit(target, weight, c, lo, hi, zero_at_0, deg=DEG, low16=(None, None)):
     return np.array(m)
 
 
-def max_err(m, target, weight, c, lo, hi):
-    worst = 0.0
-    for a in np.linspace(lo, hi, 2001):
-        if a == 0:
-            continue
+def max_err(m, target, weight, c, lo, hi, screen):
+    """The worst weighted fit error at 2001 points of [lo, hi], each point's
+    error taken in mpmath (exact below), where only the points that can hold
+    the maximum are evaluated: screen, the (target, weight) pair over float64
+    arrays, gives every point's error to within its slack (SLACK, hundreds of
+    ULPs: far above the float64 evaluation's few), so a point whose screened
+    error plus slack is below another's minus slack cannot be the worst.  The
+    same maximum as evaluating every point, from about one point in 700
+    (the mpmath calls were most of the scripts' time); each point evaluated
+    checks the slack."""
+    def exact(a):
         p = sum(m[j] * pow_rn(a - c, j) for j in range(DEG + 1))      # (not libm's pow: see pow_rn)
-        worst = max(worst, abs(p - float(target(mp.mpf(a)))) * float(1 / weight(mp.mpf(a))))
+        return abs(p - float(target(mp.mpf(a)))) * float(1 / weight(mp.mpf(a)))
+    return screened_max([a for a in np.linspace(lo, hi, 2001) if a != 0], exact,
+                        lambda x: [m[j] * (x - c) ** j for j in range(DEG + 1)], *screen)
+
+
+SLACK = 1e-13
+
+
+def screened_max(points, exact, terms, target, weight):
+    """max(exact(a) for a in points), exact(a) = |M(a) - target(a)| / weight(a)
+    (max_err says how); terms(x): M's terms over a float64 array, target and
+    weight the float64 twins.  The slack bounds the float64 error of M (its
+    terms' sizes), of the target and of the twins of q and |q'| inside it
+    (their sizes over the weight are at most ~2 where the target cancels)."""
+    x = np.array(points)
+    t = terms(x)
+    tv, winv = target(x), 1 / weight(x)
+    err = np.abs(sum(t) - tv) * winv
+    slack = SLACK * ((sum(np.abs(v) for v in t) + np.abs(tv)) * winv + 4)
+    floor = np.max(err - slack)
+    worst = 0.0
+    for k in np.flatnonzero(err + slack >= floor):
+        e = exact(points[k])
+        assert abs(e - err[k]) <= slack[k], (points[k], e, err[k], slack[k])
+        worst = max(worst, e)
     return worst
 
 
@@ -322,6 +372,17 @@ def bf16_centre(i, lo, hi, c):
     return min(cands, key=lambda v: abs(v - c))
 
 
+def forms(kind, q, dq, h, maximum):
+    """A piece's fit target and weight as functions of a, from q, |q'| and H:
+    in mpmath (maximum = max) for the fit, and over float64 arrays (the
+    twins, maximum = np.maximum) for max_err's screen."""
+    if kind == "grad":
+        return (lambda a: q(a) - a * dq(a) - h), (lambda a: maximum(q(a), a * dq(a)))
+    if kind == "ext":
+        return (lambda a: a * q(a)), (lambda a: a)
+    return (lambda a: a * (q(a) - h)), (lambda a: a * q(a))
+
+
 def table(fam, name, q, dq, grad):
     rows, worst = [], 0.0
     for i in range(NP):
@@ -332,22 +393,18 @@ def table(fam, name, q, dq, grad):
         # multiple of 2^-24 (2^-23), since bfloat16's spacing is one from
         # 2^-17 (2^-16) up and smaller multiples have at most 7 bits
         if grad:
-            G = lambda a: q(a) - a * dq(a)
-            h = bf16(round(float(G(mp.mpf(c))) * 2 ** 23) / 2 ** 23)     # 1 - h may exceed 1
+            kind = "grad"
+            h = bf16(round(float(q(mp.mpf(c)) - c * dq(mp.mpf(c))) * 2 ** 23) / 2 ** 23)     # 1 - h may exceed 1
             assert h * 2 ** 23 == round(h * 2 ** 23), (name, i, h)
-            target = lambda a, G=G, h=h: G(a) - h
-            weight = lambda a: max(q(a), a * dq(a))
         elif fam.ext is not None and i == NP - 1:
             # the positive extension: x (1 - 0) - M, M ~ a q(a) << a; weighed
             # against the result a, the other pieces against their smaller side
-            h = 0.0
-            target = lambda a: a * q(a)
-            weight = lambda a: a
+            kind, h = "ext", 0.0
         else:
+            kind = "forward"
             h = bf16(round(float(q(mp.mpf(c))) * 2 ** 24) / 2 ** 24)
             assert h * 2 ** 24 == round(h * 2 ** 24), (name, i, h)
-            target = lambda a, h=h: a * (q(a) - h)
-            weight = lambda a: a * q(a)
+        target, weight = forms(kind, q, dq, h, max)
         m = fit(target, weight, cb, lo, hi, zero_at_0=(i == 0), deg=fam.deg,
                 low16=(bits16(cb), bits16(h) if fam.deg == 6 else None))
         if fam.deg < 6:                 # m_6 = 0: the entry holds H's bits only
@@ -357,7 +414,8 @@ def table(fam, name, q, dq, grad):
             # normal, so that no kernel ever computes with a subnormal entry
             # (the degree-5 tables' m_6 entry is never computed with)
             assert 0 < e < 255 or (j == 6 and fam.deg < 6) or v == 0.0, (name, i, j, v)
-        worst = max(worst, max_err(m if fam.deg == 6 else np.append(m[:6], 0.0), target, weight, cb, lo, hi))
+        worst = max(worst, max_err(m if fam.deg == 6 else np.append(m[:6], 0.0), target, weight, cb, lo, hi,
+                                   forms(kind, q.f64, dq.f64, h, np.maximum)))
         rows.append((cb, h, m))
     return name, rows, worst
 

@@ -153,6 +153,20 @@ def centre(fam, q, i, lo, hi):
     return min(cands, key=lambda v: abs(v - c))
 
 
+def error_forms(grad, q, dq, HSU, c, covered, maximum, where):
+    """The fitted function M approximates and the scale of its error, as
+    functions of a: in mpmath (maximum = max, where a conditional) for the
+    error at a point, and over float64 arrays (the twins of q and |q'|,
+    np.maximum, np.where) for the screen.  B = H + S d + U d^2, d = a - c;
+    a forward piece's error is relative to a q(a) where covered(a), else
+    to a."""
+    H, S, U = HSU
+    b = lambda a: H + S * (a - c) + U * (a - c) * (a - c)
+    if grad:
+        return (lambda a: q(a) - a * dq(a) - b(a)), (lambda a: maximum(q(a), a * dq(a)))
+    return (lambda a: a * (q(a) - b(a))), (lambda a: where(covered(a), a * q(a), a))
+
+
 def table(fam, q, dq, grad):
     rows, worst, worst_rho = [], 0.0, 0.0
     for i in range(NP):
@@ -215,20 +229,19 @@ def table(fam, q, dq, grad):
         for j in (DEG, DEG - 1):                # entries never subnormal
             e = (int(np.float32(m[j]).view(np.uint32)) >> 23) & 0xFF
             assert 0 < e < 255 or m[j] == 0.0, (i, j, m[j])
-        # the worst fit error at 1001 points
-        err = 0.0
-        for a in np.linspace(lo, hi, 1001):
+        # the worst fit error at 1001 points, in mpmath where it can be the
+        # worst (fit_lut.max_err says how)
+        target, scale = error_forms(grad, q, dq, (H, S, U), c, lambda a: not ext and a <= fam.X,
+                                    max, lambda t, x, y: x if t else y)
+
+        def exact(a):
             a = mp.mpf(a)
-            if a == 0:
-                continue
-            dk = a - c
-            p = sum(m[j] * dk ** j for j in range(DEG + 1))
-            if grad:
-                tv, sv = q(a) - a * dq(a) - (H + S * dk + U * dk * dk), max(q(a), a * dq(a))
-            else:
-                tv = a * (q(a) - (H + S * dk + U * dk * dk))
-                sv = a * q(a) if (not ext and a <= fam.X) else a
-            err = max(err, float(abs(p - tv) / sv))
+            p = sum(m[j] * (a - c) ** j for j in range(DEG + 1))
+            return float(abs(p - target(a)) / scale(a))
+        err = F.screened_max([a for a in np.linspace(lo, hi, 1001) if a != 0], exact,
+                             lambda x: [m[j] * (x - c) ** j for j in range(DEG + 1)],
+                             *error_forms(grad, q.f64, dq.f64, (H, S, U), c,
+                                          lambda a: (not ext) & (a <= fam.X), np.maximum, np.where))
         worst = max(worst, err)
         rows.append((m, (F.bits16(S) << 16) | F.bits16(U)))
     return rows, worst, worst_rho
