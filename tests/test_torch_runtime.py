@@ -1,8 +1,10 @@
 """gelu_ext.torch where PyTorch runs a model beyond one eager call: traced
 with ``torch.jit.trace`` (saved and loaded), inside DataLoader workers under
 each start method, and from several Python threads at once.  Each result is
-compared bit for bit with the same computation in this process, serially."""
+compared bit for bit with the same computation in this process, serially.
+Last, which threads do the ops' work under torch's thread budget."""
 import multiprocessing
+import os
 import threading
 
 import numpy as np
@@ -92,3 +94,87 @@ def test_python_threads_share_a_patched_model():
     for k in range(4):
         for r in results[k]:
             np.testing.assert_array_equal(r.numpy(), want[k].numpy())
+
+
+# ------------------------------------------------------------ one budget --
+# Which threads of a process do the work of our ops, observed from outside
+# the op: each thread's CPU time (/proc/self/task/*/stat) across calls of
+# exact GELU over 2^22 float32 elements (until the busiest thread has used
+# 0.3 s), in a fresh process (nothing
+# threaded before), under the thread count torch is given -- by
+# torch.set_num_threads, or by an affinity mask of one CPU (torch's default
+# count follows the mask).  A thread counts as working if it used at least a
+# fifth of the busiest thread's CPU time: the op's chunks are equal shares.
+_BUDGET_CHILD = r"""
+import json, os, sys
+if sys.argv[2] == "mask":
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+import torch
+import gelu_ext.torch as gt
+from gelu_ext import _ufuncs
+if sys.argv[1] != "default":
+    torch.set_num_threads(int(sys.argv[1]))
+
+def cpu_ticks():
+    ticks = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:             # a thread that ended in between
+            continue
+        ticks[tid] = int(fields[11]) + int(fields[12])     # utime + stime
+    return ticks
+
+x = torch.randn(1 << 22)
+y = torch.ops.gelu_ext.gelu(x)
+before = cpu_ticks()
+for _ in range(100):                # until the busiest thread has 30 ticks (0.3 s at 100 Hz)
+    for _ in range(20):
+        y = torch.ops.gelu_ext.gelu(x)
+    after = cpu_ticks()
+    used = {t: after[t] - before.get(t, 0) for t in after}
+    top = max(used.values())
+    if top >= 30:
+        break
+print(json.dumps({"kernels": gt.kernels(), "torch_threads": torch.get_num_threads(),
+                  "working": sum(u >= max(top / 5, 1) for u in used.values()),
+                  "pool_workers": _ufuncs._pool_workers(), "ticks": top}))
+"""
+
+
+def _budget_run(threads, mask, env_kernels):
+    import json
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env.pop("GELU_EXT_TORCH_CPP", None)
+    env.pop("OMP_NUM_THREADS", None)
+    if env_kernels is not None:
+        env["GELU_EXT_TORCH_CPP"] = env_kernels
+    out = subprocess.run([sys.executable, "-c", _BUDGET_CHILD, threads, mask], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task") or not hasattr(os, "sched_setaffinity"),
+                    reason="per-thread CPU times from /proc and affinity masks: Linux only")
+@pytest.mark.parametrize("kernels", ["default", "0"], ids=["default-kernels", "python-kernels"])
+@pytest.mark.parametrize("threads, mask", [("1", "all"), ("2", "all"), ("default", "mask")],
+                         ids=["set_num_threads(1)", "set_num_threads(2)", "one-cpu-mask"])
+def test_ops_work_on_torch_thread_budget(threads, mask, kernels):
+    if threads == "2" and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    r = _budget_run(threads, mask, None if kernels == "default" else kernels)
+    want = 1 if threads != "2" else 2
+    assert r["torch_threads"] == want
+    assert r["ticks"] >= 30, r              # enough CPU time measured to tell threads apart
+    if r["kernels"] == "cpp":
+        # chunks on torch's own threads: gelu_ext's pool never starts
+        assert r["pool_workers"] == 0, r
+    else:
+        # gelu_ext's pool, as many threads as torch's count, never more
+        assert r["pool_workers"] <= want - 1, r
+    # with two threads both must work (the op is split) and no third may
+    assert r["working"] == want, r
