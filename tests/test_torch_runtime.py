@@ -100,11 +100,11 @@ def test_python_threads_share_a_patched_model():
 # Which threads of a process do the work of our ops, observed from outside
 # the op: each thread's CPU time (/proc/self/task/*/stat) across calls of
 # exact GELU over 2^22 float32 elements (until the busiest thread has used
-# 0.3 s), in a fresh process (nothing
-# threaded before), under the thread count torch is given -- by
-# torch.set_num_threads, or by an affinity mask of one CPU (torch's default
-# count follows the mask).  A thread counts as working if it used at least a
-# fifth of the busiest thread's CPU time: the op's chunks are equal shares.
+# 0.3 s), in a fresh process (nothing threaded before), under the thread
+# count torch is given -- by torch.set_num_threads, or by an affinity mask
+# of one CPU (torch's default count follows the mask).  A thread counts as
+# working if it used at least a fifth of the busiest thread's CPU time: the
+# op's chunks are equal shares.
 _BUDGET_CHILD = r"""
 import json, os, sys
 if sys.argv[2] == "mask":
