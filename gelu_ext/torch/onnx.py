@@ -35,7 +35,15 @@ Design:
   documented fallback is the explicit argument above.  Nothing else in torch
   reads it unasked: ``torch.compile`` (inductor included) and
   ``ExportedProgram.run_decompositions()`` keep our ops (tests/test_torch.py,
-  tests/test_torch_export.py).  Should a later torch drop the table, the
+  tests/test_torch_export.py).  One thing does look: inductor, lowering an
+  op it has no lowering for, refuses to make it a fallback kernel when the
+  table has a decomposition for it and the environment sets ``CI`` (as
+  GitHub Actions and most CI services do): "make_fallback(gelu_ext.gelu):
+  a decomposition exists".  So our forward ops also go on inductor's list
+  of fallbacks that keep a decomposition (``lowering.FALLBACK_ALLOW_LIST``),
+  once inductor is imported -- checked by the ops' fake kernels, which run
+  before any lowering (``_inductor_allow``); importing inductor here would
+  cost seconds.  Should a later torch drop the table, the
   dynamo exporter says "No ONNX function found for gelu_ext.<op>": pass the
   table above.
 * The TorchScript-based exporter (deprecated in torch, kept while it
@@ -56,6 +64,7 @@ import inspect
 import torch
 
 from ._forms import ONNX_GRAPHS, TORCH_FORMS
+from . import _ops
 from ._ops import NS, OPS, _OPS
 
 __all__ = ["ONNX_TRANSLATIONS", "register"]
@@ -195,6 +204,20 @@ def _torchscript_symbolic(name):
 _REGISTERED = []
 
 
+def _inductor_allow():
+    """Put the forward ops on inductor's fallback allow-list (Design) if
+    inductor's lowering module is imported; done once."""
+    import sys
+    lowering = sys.modules.get("torch._inductor.lowering")
+    if lowering is None:
+        return
+    _ops.FAKE_HOOKS.clear()
+    allow = getattr(lowering, "FALLBACK_ALLOW_LIST", None)
+    if allow is not None:               # private to torch: absent, nothing to do
+        for name in TORCH_FORMS:
+            allow.add(f"{NS}::{name}")
+
+
 def register():
     """Make ``torch.onnx.export`` (both exporters) translate gelu_ext's ops
     without extra arguments.  ``import gelu_ext.torch`` calls it; calling it
@@ -208,6 +231,8 @@ def register():
     if decompositions is not None:
         for name, form in TORCH_FORMS.items():
             decompositions.setdefault(OPS[name].default, form)
+        _ops.FAKE_HOOKS.append(_inductor_allow)
+        _inductor_allow()
     from torch.onnx import register_custom_op_symbolic
     for name in _ONNXSCRIPT:
         register_custom_op_symbolic(f"{NS}::{name}", _torchscript_symbolic(name), _MIN_OPSET)
