@@ -472,7 +472,7 @@ def test_tiny_t5_gated_gelu_fused_close_and_unpatched_bit_for_bit():
 
 # ---------------------------------------------------------- functional_mode --
 
-X = torch.linspace(-5, 5, 41)
+X = torch.linspace(-8, 8, 41)          # ReLU6 clips at 6
 
 ROUTED = [
     ("F.gelu", lambda x: F.gelu(x), lambda x: GF.gelu(x), "gelu"),
@@ -483,6 +483,9 @@ ROUTED = [
     ("Tensor.relu", torch.Tensor.relu, GF.relu, "relu"),
     ("nn.GELU", torch.nn.GELU(), lambda x: GF.gelu(x), "gelu"),
     ("nn.SiLU", torch.nn.SiLU(), GF.silu, "silu"),
+    ("F.relu6", F.relu6, GF.relu6, "relu6"),
+    ("F.hardtanh-0-6", lambda x: F.hardtanh(x, 0.0, 6.0), GF.relu6, "relu6"),
+    ("nn.ReLU6", torch.nn.ReLU6(), GF.relu6, "relu6"),
 ]
 
 
@@ -503,6 +506,8 @@ INPLACE = [
     ("torch.relu_", torch.relu_, GF.relu),
     ("Tensor.relu_", torch.Tensor.relu_, GF.relu),
     ("F.silu-inplace", lambda x: F.silu(x, inplace=True), GF.silu),
+    ("F.relu6-inplace", lambda x: F.relu6(x, inplace=True), GF.relu6),
+    ("nn.ReLU6-inplace", torch.nn.ReLU6(inplace=True), GF.relu6),
 ]
 
 
@@ -521,7 +526,9 @@ def test_functional_mode_inplace_writes_the_input(torch_fn, ours):
     lambda: F.gelu(torch.ones(3, device="meta")),           # not a CPU tensor: torch's
     lambda: torch.sigmoid(X),                               # not routed
     lambda: torch.tanh(X),
-], ids=["int-relu", "meta-gelu", "sigmoid", "tanh"])
+    lambda: F.hardtanh(X),                                  # bounds (-1, 1): not ReLU6
+    lambda: torch.nn.Hardtanh(0.0, 5.0)(X),
+], ids=["int-relu", "meta-gelu", "sigmoid", "tanh", "hardtanh", "hardtanh-0-5"])
 def test_functional_mode_leaves_everything_else_to_torch(call):
     with gt.functional_mode():
         counter = _counting()

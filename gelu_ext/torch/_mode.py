@@ -38,12 +38,21 @@ def _relu_(input):
     return GF.relu(input, True)
 
 
+def _hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    # nn.ReLU6 is a Hardtanh(0, 6): its forward calls F.hardtanh, not F.relu6
+    if min_val == 0 and max_val == 6:
+        return GF.relu6(input, inplace)
+    return F.hardtanh(input, min_val, max_val, inplace)
+
+
 # torch's callable -> ours, same arguments.  torch.relu_ is F.relu_; the
 # Tensor methods are there because models write ``x.relu()`` too.
 _ROUTES = {
     F.gelu: _gelu,
     F.silu: GF.silu,
     F.relu: GF.relu,
+    F.relu6: GF.relu6,
+    F.hardtanh: _hardtanh,
     torch.relu: GF.relu,
     torch.relu_: _relu_,
     torch.Tensor.relu: GF.relu,
@@ -69,15 +78,16 @@ class _FunctionalMode(TorchFunctionMode):
 
 def functional_mode():
     """A context manager under which ``torch.nn.functional.gelu``, ``silu``,
-    ``relu``, ``relu_``, ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_``
-    run gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
+    ``relu``, ``relu_``, ``relu6``, ``hardtanh`` with bounds (0, 6) (ReLU6's
+    form), ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_`` run
+    gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
     arguments, ``inplace`` included) on CPU tensors of float16, bfloat16,
     float32 and float64; any other call, tensor or device is torch's.
 
     It reaches what ``patch_model`` cannot: activations a model's ``forward``
     calls as functions (``F.silu(self.w1(x))``).  ``torch.nn.GELU``/``SiLU``/
     ``ReLU`` modules call those functions too, so inside the block they run
-    our kernels without being replaced.  It works eagerly and under
+    our kernels without being replaced, and so does ``nn.ReLU6``.  It works eagerly and under
     ``torch.compile`` with ``fullgraph=True``, entered around the compiled
     call or inside the compiled function.
 
@@ -98,6 +108,7 @@ def functional_mode():
 # aten ops that compute an activation gelu_ext has a kernel for (sigmoid:
 # quick GELU and hand-written SiLU are x * sigmoid(...))
 _TORCH_ACTIVATIONS = frozenset(["gelu", "gelu_", "silu", "silu_", "relu", "relu_",
+                                "relu6", "relu6_", "hardtanh", "hardtanh_",
                                 "sigmoid", "sigmoid_"])
 
 
