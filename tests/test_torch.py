@@ -232,6 +232,8 @@ GRADCHECK = {
     "relu": lambda: (GF.relu, (f64((3, 4), 0),)),
     "silu": lambda: (GF.silu, (f64((3, 4), 0),)),
     "quick_gelu": lambda: (GF.quick_gelu, (f64((3, 4), 0),)),
+    "relu2": lambda: (GF.relu2, (f64((3, 4), 0),)),
+    "relu6": lambda: (lambda x: GF.relu6(x * 4.0), (f64((3, 4), 0),)),    # some beyond 6
     "swiglu": lambda: (GF.swiglu, (f64((3, 4), 0), f64((3, 4), 1))),
     "swiglu (up broadcast)": lambda: (GF.swiglu, (f64((2, 3, 4), 0), f64((3, 1), 1))),
     "geglu": lambda: (GF.geglu, (f64((3, 4), 0), f64((3, 4), 1))),
@@ -443,11 +445,13 @@ def test_import_gelu_ext_never_imports_torch(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
-@pytest.mark.parametrize("call", ["gelu", "gelu bias", "relu", "silu", "quick_gelu", "swiglu", "geglu"])
+@pytest.mark.parametrize("call", ["gelu", "gelu bias", "relu", "relu2", "relu6", "silu", "quick_gelu",
+                                  "swiglu", "geglu"])
 def test_meta_tensors_go_to_torch(call):
     x = torch.empty(3, 4, device="meta")
     out = {"gelu": lambda: GF.gelu(x, "tanh"), "gelu bias": lambda: GF.gelu(x, bias=x[0]),
-           "relu": lambda: GF.relu(x), "silu": lambda: GF.silu(x),
+           "relu": lambda: GF.relu(x), "relu2": lambda: GF.relu2(x), "relu6": lambda: GF.relu6(x),
+           "silu": lambda: GF.silu(x),
            "quick_gelu": lambda: GF.quick_gelu(x), "swiglu": lambda: GF.swiglu(x, x),
            "geglu": lambda: GF.geglu(x, x)}[call]()
     assert out.device.type == "meta" and out.shape == (3, 4)

@@ -58,6 +58,11 @@ OPS = {
     "silu inplace": (lambda x: GF.silu(x * 1.0, inplace=True), lambda x: F.silu(x * 1.0, inplace=True),
                      [(2, 3)]),
     "quick_gelu": (GF.quick_gelu, lambda x: x * torch.sigmoid(1.702 * x), [(2, 3)]),
+    "relu2": (GF.relu2, lambda x: F.relu(x) ** 2, [(2, 3)]),
+    # x * 4: some inputs beyond 6, where ReLU6 is flat
+    "relu6": (lambda x: GF.relu6(x * 4.0), lambda x: F.relu6(x * 4.0), [(2, 3)]),
+    "relu6 inplace": (lambda x: GF.relu6(x * 4.0, inplace=True), lambda x: F.relu6(x * 4.0, inplace=True),
+                      [(2, 3)]),
     "swiglu": (GF.swiglu, lambda g, u: F.silu(g) * u, [(2, 3), (3,)]),
     "geglu": (GF.geglu, lambda g, u: F.gelu(g) * u, [(2, 3), (3,)]),
     "geglu tanh": (lambda g, u: GF.geglu(g, u, "tanh"),
@@ -206,6 +211,8 @@ def test_dual_tensor_tangent_is_never_none(name):
 
 
 UNARY = {"gelu": ("none",), "gelu tanh": ("tanh",), "relu": (), "silu": (), "quick_gelu": ()}
+UNARY.update({t.name: ("none",) if t.has_approximate else () for t in gt._ops._spec.TORCH_OPS
+              if t.grad and t.kind == "plain" and t.name not in UNARY})   # every other one
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES.values()), ids=list(DTYPES))
