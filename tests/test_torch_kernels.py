@@ -185,6 +185,57 @@ def test_cpp_and_python_kernels_give_the_same_bits(layout, threads, restore):
         torch.set_num_threads(saved)
 
 
+# ------------------------------------------------------ the autograd gate --
+
+def _ops_frames(fn):
+    """The functions of gelu_ext/torch/_ops.py that run while ``fn`` does."""
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename == _ops.__file__:
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@needs_built
+def test_cpp_autograd_gate_enters_python_only_where_a_derivative_may_be_asked(restore):
+    _cpp.use(True)
+    gelu = gt.OPS["gelu"]
+    x = torch.randn(64, dtype=torch.float64)
+    xg = x.clone().requires_grad_()
+    calls = {"plain": lambda: gelu(x, "none"), "requires grad": lambda: gelu(xg, "none")}
+    seen = {k: _ops_frames(f) for k, f in calls.items()}
+    with torch.no_grad():
+        seen["requires grad, no_grad"] = _ops_frames(calls["requires grad"])
+    with torch.autograd.forward_ad.dual_level():
+        dual = torch.autograd.forward_ad.make_dual(x, torch.ones_like(x))
+        seen["dual level, no tangent"] = _ops_frames(calls["plain"])
+        seen["tangent"] = _ops_frames(lambda: gelu(dual, "none"))
+        tangent = torch.autograd.forward_ad.unpack_dual(gelu(dual, "none")).tangent
+    seen["torch.func.grad"] = _ops_frames(lambda: torch.func.grad(lambda t: gelu(t, "none").sum())(x))
+    for case in ("plain", "requires grad, no_grad", "dual level, no tangent"):
+        assert seen[case] == [], (case, seen[case])
+    for case in ("requires grad", "tangent", "torch.func.grad"):
+        assert "entry" in seen[case], (case, seen[case])
+    # and what the entry gave: the derivative, as from the Python kernels
+    np.testing.assert_array_equal(_bits(tangent), _bits(gt.OPS["gelu_grad"](x, torch.ones_like(x), "none")))
+
+
+@needs_built
+def test_cpp_autograd_gate_passes_python_errors_through(restore):
+    _cpp.use(True)
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh', got 'erf'"):
+        gt.OPS["gelu"](x, "erf")
+    with pytest.raises(TypeError, match=r"up must be a float16"):
+        gt.OPS["swiglu"](x, torch.zeros(4, dtype=torch.int64))
+
+
 # ------------------------------------------------ the packaged sources --
 
 def test_the_sources_for_a_build_on_first_use_are_found():

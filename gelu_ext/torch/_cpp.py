@@ -133,7 +133,7 @@ def use(on=True, verbose=False, jit=False):
         # the first with a warning
         _ops._python_cpu_kernels(False)
         try:
-            want.register_ops(_ops._cpp_table())
+            want.register_ops(_ops._cpp_table(), _ops.AUTOGRAD_ENTRIES)
         except BaseException:
             _ops._python_cpu_kernels(True)
             raise

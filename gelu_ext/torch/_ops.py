@@ -32,7 +32,9 @@ Design:
 * These are the Python kernels: where the C++ ones were built for this
   torch (``_cpp``, ``csrc/ops.cpp``: the same table and loops, torch's
   allocator and intra-op threads, no Python per call) they take the CPU key
-  instead; this file keeps everything else either way.
+  instead, and a C++ gate at AutogradCPU calls the autograd below
+  (``AUTOGRAD_ENTRIES``) only where a derivative may be asked for; this file
+  keeps everything else either way.
 * The fake kernel (``torch.compile``, ``torch.export``, meta tensors)
   allocates the output with the same function as the real kernel
   (``_new_output``), so shapes, dtypes and strides agree by construction.
@@ -512,11 +514,30 @@ def _function(name, backward, jvp):
         "backward": staticmethod(backward), "jvp": staticmethod(jvp)})
 
 
-def _autograd_kernel(name, function):
+def _derivative_entry(function):
+    """The op with its derivatives: the Function applied on the level being
+    processed.  The Autograd kernels below call it where a derivative may be
+    asked for; so does the C++ one (csrc/ops.cpp, AutogradGate)."""
+    from torch._functorch.utils import enable_single_level_autograd_function
+    functorch_active = torch._C._are_functorch_transforms_active
+
+    def entry(*args):
+        # The single-level guard only where functorch is active: outside it
+        # the Function's apply is the plain C++ one, and the guard (a
+        # generator context manager) cost ~1.5 us of the ~4 us a call with
+        # autograd spent over F.gelu's.
+        if functorch_active():
+            with enable_single_level_autograd_function():
+                return function.apply(*args)
+        return function.apply(*args)
+
+    return entry
+
+
+def _autograd_kernel(name, entry):
     overload = OPS[name].default
     below_autograd = torch._C._after_autograd_keyset
     forward_ad = torch.autograd.forward_ad
-    from torch._functorch.utils import enable_single_level_autograd_function
     functorch_active = torch._C._are_functorch_transforms_active
     grad_enabled, any_requires_grad = torch.is_grad_enabled, torch._C._any_requires_grad
 
@@ -525,15 +546,9 @@ def _autograd_kernel(name, function):
         # requires grad, any dual level (a tangent's level is not cheap to
         # read, and a dual tensor need not require grad), any functorch
         # transform; otherwise straight to the kernel, as aten's ops do.
-        # The single-level guard only where functorch is active: outside it
-        # the Function's apply is the plain C++ one, and the guard (a
-        # generator context manager) cost ~1.5 us of the ~4 us a call with
-        # autograd spent over F.gelu's.
-        if functorch_active():
-            with enable_single_level_autograd_function():
-                return function.apply(*args)
-        if forward_ad._current_level >= 0 or (grad_enabled() and any_requires_grad(*args)):
-            return function.apply(*args)
+        if (functorch_active() or forward_ad._current_level >= 0
+                or (grad_enabled() and any_requires_grad(*args))):
+            return entry(*args)
         with torch._C._AutoDispatchBelowAutograd():
             return overload.redispatch(keyset & below_autograd, *args)
 
@@ -561,11 +576,13 @@ def _vmap_rule(spec):
 
 
 _FUNCTIONS = {}
+AUTOGRAD_ENTRIES = {}        # op name -> its _derivative_entry
 for _spec_op in _spec.TORCH_OPS:
     _name = _spec_op.name
     if _spec_op.grad is not None:
         _FUNCTIONS[_name] = _function(_name, _backward_for(_spec_op), _jvp_for(_spec_op))
     else:
         _FUNCTIONS[_name] = _function(_name, _double_backward_for(_spec_op), _grad_jvp_for(_spec_op))
-    _LIB.impl(_name, _autograd_kernel(_name, _FUNCTIONS[_name]), "Autograd", with_keyset=True)
+    AUTOGRAD_ENTRIES[_name] = _derivative_entry(_FUNCTIONS[_name])
+    _LIB.impl(_name, _autograd_kernel(_name, AUTOGRAD_ENTRIES[_name]), "Autograd", with_keyset=True)
     torch.library.register_vmap(f"{NS}::{_name}", _vmap_rule(_spec_op), lib=_LIB)

@@ -3,8 +3,9 @@
 //
 // Design:
 // * The ops, their schemas, fake kernels, autograd and vmap rules stay where
-//   gelu_ext/torch/_ops.py defines them; this file replaces only the kernel at
-//   the CPU key.  Its one table -- which ufunc loops each op runs over which
+//   gelu_ext/torch/_ops.py defines them; this file replaces the kernel at
+//   the CPU key, and puts a C++ gate in front of the Python autograd at
+//   AutogradCPU (see "the autograd gate").  Its one table -- which ufunc loops each op runs over which
 //   of its tensors, per approximate and dtype -- comes from _ops (_OPS and the
 //   loop codes of _ufuncs._loop_code) through register_ops(), not spelled here.
 // * The kernels are _ufuncs' own, reached through the PyCapsule
@@ -32,10 +33,13 @@
 #include <ATen/core/stack.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorIterator.h>
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/library.h>
 
@@ -280,9 +284,94 @@ class OpKernel final : public c10::OperatorKernel {
   std::shared_ptr<const Row> row_;
 };
 
+// ------------------------------------------------------- the autograd gate --
+// The ops' autograd (_ops: an autograd.Function per op, with its backward,
+// JVP and functorch handling) is Python, and a Python kernel at the Autograd
+// key is entered by every call outside inference_mode -- ~3 us a call under
+// no_grad (generate(), pipelines) for a hop that mostly just sends the call
+// on.  This kernel at AutogradCPU (more specific than the Autograd alias, so
+// it runs instead for CPU tensors) makes that decision in C++: where a
+// derivative may be asked for -- an input that requires grad while grad
+// mode is on, a tangent (forward-mode AD has one level in eager: 0), any
+// functorch transform -- it calls the op's Python entry (_ops: the
+// Function's apply, as the Python kernel does), directly rather than by a
+// redispatch: under torch's Python dispatcher (AOTAutograd, export) a
+// redispatch is resolved again from the tensors and would come back here;
+// otherwise it goes straight below autograd, as aten's own autograd kernels
+// do.
+
+// what torch._C._are_functorch_transforms_active() reads
+bool functorch_active() {
+  const auto included = c10::impl::tls_local_dispatch_key_set().included_;
+  return included.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+         included.has(c10::DispatchKey::FuncTorchDynamicLayerBackMode);
+}
+
+bool wants_derivatives(const torch::jit::Stack& stack, size_t nargs) {
+  if (functorch_active()) return true;
+  const bool grad = c10::GradMode::is_enabled();
+  for (const auto& v : torch::jit::last(stack, nargs)) {
+    if (!v.isTensor()) continue;
+    const at::Tensor& t = v.toTensor();
+    if ((grad && t.requires_grad()) || t._fw_grad(/*level=*/0).defined()) return true;
+  }
+  return false;
+}
+
+class AutogradGate final : public c10::OperatorKernel {
+ public:
+  // `entry` is borrowed for good (one reference kept, never dropped): the
+  // kernel may be destroyed after the interpreter has finalized
+  explicit AutogradGate(PyObject* entry) : entry_(entry) { Py_INCREF(entry_); }
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+    const size_t nargs = op.schema().arguments().size();
+    if (!wants_derivatives(*stack, nargs)) {
+      at::AutoDispatchBelowADInplaceOrView below;
+      op.redispatchBoxed(ks & c10::after_ADInplaceOrView_keyset, stack);
+      return;
+    }
+    std::vector<at::Tensor> outs;
+    {
+      py::gil_scoped_acquire gil;
+      py::tuple args(nargs);
+      const auto in = torch::jit::last(*stack, nargs);
+      for (size_t i = 0; i < nargs; i++) {
+        if (in[i].isTensor()) {
+          args[i] = py::reinterpret_steal<py::object>(THPVariable_Wrap(in[i].toTensor()));
+        } else {
+          TORCH_CHECK(in[i].isString(), op.schema().name(), ": argument ", i, " is neither a tensor nor a string");
+          args[i] = py::str(in[i].toStringRef());
+        }
+      }
+      try {
+        py::object r = py::reinterpret_borrow<py::object>(entry_)(*args);
+        if (py::isinstance<py::tuple>(r)) {
+          for (const auto& o : r) outs.push_back(THPVariable_Unpack(o.ptr()));
+        } else {
+          outs.push_back(THPVariable_Unpack(r.ptr()));
+        }
+      } catch (py::error_already_set& e) {
+        // the Python exception itself reaches the caller (its type, message
+        // and traceback), as from a Python kernel
+        e.restore();
+        python_error err;
+        err.persist();
+        throw err;
+      }
+    }
+    torch::jit::drop(*stack, nargs);
+    for (auto& t : outs) torch::jit::push(*stack, std::move(t));
+  }
+
+ private:
+  PyObject* entry_;
+};
+
 // ----------------------------------------------------------- registration --
 
 std::unique_ptr<torch::Library> cpu_library;
+std::unique_ptr<torch::Library> autograd_library;
 
 void load_capi() {
   if (capi) return;
@@ -302,10 +391,12 @@ using RowSpec = std::tuple<std::string, std::vector<std::string>, bool, std::vec
 // The CPU kernels of the ops in `rows`, in place of whatever is there (the
 // caller removes the Python ones first: a second kernel at one key
 // overrides the first with a warning).
-void register_ops(const std::vector<RowSpec>& rows) {
+void register_ops(const std::vector<RowSpec>& rows, const py::dict& autograd_entries) {
   load_capi();
   auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "gelu_ext",
                                               c10::DispatchKey::CPU, __FILE__, __LINE__);
+  auto grad = std::make_unique<torch::Library>(torch::Library::IMPL, "gelu_ext",
+                                               c10::DispatchKey::AutogradCPU, __FILE__, __LINE__);
   for (const auto& spec : rows) {
     auto row = std::make_shared<Row>();
     row->name = std::get<0>(spec);
@@ -335,12 +426,19 @@ void register_ops(const std::vector<RowSpec>& rows) {
     }
     lib->impl(row->name.c_str(),
               torch::CppFunction::makeFromBoxedFunctor(std::make_unique<OpKernel>(row)));
+    const py::object entry = autograd_entries[py::str(row->name)];
+    grad->impl(row->name.c_str(),
+               torch::CppFunction::makeFromBoxedFunctor(std::make_unique<AutogradGate>(entry.ptr())));
   }
   cpu_library = std::move(lib);
+  autograd_library = std::move(grad);
 }
 
 // Remove the C++ kernels (the Python ones can then be registered again).
-void unregister_ops() { cpu_library.reset(); }
+void unregister_ops() {
+  autograd_library.reset();
+  cpu_library.reset();
+}
 
 bool registered() { return cpu_library != nullptr; }
 
