@@ -102,7 +102,8 @@ def _per_path(ours):
 
 def overhead(sizes, budget):
     """Per call of exact GELU, float32: the op, the functional form and
-    F.gelu under inference_mode and with autograd (requires_grad), against
+    F.gelu under inference_mode, with autograd (requires_grad) and under
+    no_grad (an input that requires grad, gradients off), against
     the ufunc on the same memory and torch.relu (a C++ op's cost), at one
     thread and at torch's count (on a loaded machine torch's parallel
     regions can wait milliseconds for a descheduled thread)."""
@@ -116,6 +117,8 @@ def overhead(sizes, budget):
                                          "functional": lambda: GF.gelu(x)}),
             "autograd": _per_path({"op": lambda: torch.ops.gelu_ext.gelu(xg),
                                    "functional": lambda: GF.gelu(xg)}),
+            "no_grad": _per_path({"op": lambda: torch.ops.gelu_ext.gelu(xg),
+                                  "functional": lambda: GF.gelu(xg)}),
         }
         modes = {
             "inference_mode": {
@@ -129,9 +132,15 @@ def overhead(sizes, budget):
                 "torch F.gelu": lambda: torch.nn.functional.gelu(xg),
                 **ours["autograd"][0],
             },
+            # a parameter-fed input under no_grad, as generate() and pipelines run
+            "no_grad": {
+                "torch F.gelu": lambda: torch.nn.functional.gelu(xg),
+                **ours["no_grad"][0],
+            },
         }
         for mode, calls in modes.items():
-            with _Threads(nt), torch.inference_mode(mode == "inference_mode"):
+            grad = torch.set_grad_enabled(mode != "no_grad")
+            with _Threads(nt), torch.inference_mode(mode == "inference_mode"), grad:
                 t = _common.measure(calls, budget=budget, setup=ours[mode][1])
             base = t["torch F.gelu"].median
             out[f"{n} {nt} {mode}"] = {k: v.median for k, v in t.items()}
