@@ -90,6 +90,25 @@ def load(so, package, tmp):
     return mod
 
 
+def import_package(paths):
+    """Import gelu_ext before loading the copies: a build's _ufuncs imports
+    gelu_ext._spec (pure Python) while it initialises, and gelu_ext, first
+    imported from inside that init, takes the half-made copy as its own
+    _ufuncs (AttributeError: no OPS).  From sys.path if it is there, else
+    from the first of paths that is a checkout."""
+    try:
+        import gelu_ext._spec  # noqa: F401
+        return
+    except ImportError:
+        pass
+    for path in paths:
+        if os.path.isdir(os.path.join(path, "gelu_ext")):
+            sys.path.insert(0, os.path.abspath(path))
+            import gelu_ext._spec  # noqa: F401
+            return
+    sys.exit("gelu_ext is not importable: put a checkout on PYTHONPATH or pass one as --a or --b")
+
+
 def plain_loads(m):
     """The build's plain_loads setting (builds from before its name was
     chosen call the setter _amd_loops)."""
@@ -228,6 +247,7 @@ def main(argv=None):
     clock = time.thread_time if args.clock == "thread" else time.perf_counter
 
     so_a, so_b = find_so(args.a), find_so(args.b)
+    import_package([args.b, args.a])
     tmp = tempfile.mkdtemp(prefix="gelu_ext_ab.")
     try:
         a, b = load(so_a, "gx_a", tmp), load(so_b, "gx_b", tmp)

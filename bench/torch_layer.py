@@ -410,14 +410,34 @@ def _label(ev, labels):
     return None if p is None else p.name
 
 
+def _count_faults(model, faults, current):
+    """Hooks on each of MiniLM's activation modules appending the minor page
+    faults of every call (the whole process's: torch's worker threads
+    touch output pages too) to ``faults[current[0]]``; returns their handles."""
+    def pre(mod, args):
+        mod._gx_minflt = _minflt()
+
+    def post(mod, args, out):
+        faults[current[0]].append(_minflt() - mod._gx_minflt)
+
+    act = [layer.intermediate.intermediate_act_fn for layer in model.encoder.layer]
+    return [h for a in act for h in (a.register_forward_pre_hook(pre), a.register_forward_hook(post))]
+
+
 def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     """torch.profiler time per GELU call inside the real MiniLM, unpatched
     (aten::gelu) against patched (gelu_ext::gelu, on each kernel path of
     --kernels), inference_mode: the median over calls of each event's total
     CPU time (its own allocation included; the module and functional
     wrappers around the op are not), the forwards alternating in one
-    profiled session, each under a record_function naming its entry.  Also
-    the whole forward's median, unpatched over patched."""
+    profiled session, each under a record_function naming its entry, at
+    least two rounds so that each side runs both first and second.  Also
+    the whole forward's median, unpatched over patched, and the median
+    minor page faults per GELU call (forward hooks on the activation
+    modules): at 32x128 a call's output (12.6 MB in float16) can land on
+    heap pages glibc has just returned to the kernel, and faulting them
+    back in (~1.7 us a page here) can double the call -- a property of
+    where the allocator put the output, not of the kernel."""
     if loaded is None:
         return None
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -433,23 +453,30 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
             gelu_ext.set_num_threads(nt)
             for b, s in shapes:
                 batch = _minilm_batch(b, s)
-                n = max(1, rounds // max(1, (b * s) // 256))
+                n = max(2, rounds // max(1, (b * s) // 256))
                 walls = {k: [] for k in labels}
                 per = {k: [] for k in labels}
+                faults = {k: [] for k in labels}
                 with torch.inference_mode():
                     for _, m, path in entries:
                         if path is not None and len(_PATHS) > 1:
                             _use(path)
                         m(**batch)                      # warm-up
+                    current = [None]
+                    hooks = [h for m in {id(m): m for _, m, _ in entries}.values()
+                             for h in _count_faults(m, faults, current)]
                     with profile(activities=[ProfilerActivity.CPU]) as prof:
                         for r in range(n):
                             for k, m, path in (entries if r % 2 == 0 else entries[::-1]):
                                 if path is not None and len(_PATHS) > 1:
                                     _use(path)
+                                current[0] = k
                                 t0 = time.perf_counter()
                                 with record_function(k):
                                     m(**batch)
                                 walls[k].append(time.perf_counter() - t0)
+                for h in hooks:
+                    h.remove()
                 for ev in prof.events():
                     if ev.name in _GELU_EVENTS:
                         k = _label(ev, labels)
@@ -457,10 +484,13 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
                             per[k].append(ev.cpu_time_total)
                 g = {k: float(np.median(v)) if v else float("nan") for k, v in per.items()}
                 w = {k: float(np.median(v)) for k, v in walls.items()}
-                out[f"{dt} {nt} {b}x{s}"] = {"gelu_us": g, "forward_s": w, "calls": len(per["ours"])}
+                fl = {k: float(np.median(v)) if v else float("nan") for k, v in faults.items()}
+                out[f"{dt} {nt} {b}x{s}"] = {"gelu_us": g, "forward_s": w, "calls": len(per["ours"]),
+                                            "gelu_faults": fl}
                 row = (f"{dt:9s} {nt:3d}  {b:3d}x{s:<4d} {b * s * 1536:9d} {g['torch']:9.1f} "
                        f"{g['ours']:9.1f}   {g['torch'] / g['ours']:5.2f}x   {w['torch'] * 1e3:8.2f} "
-                       f"{w['ours'] * 1e3:8.2f}  {w['torch'] / w['ours']:5.2f}x")
+                       f"{w['ours'] * 1e3:8.2f}  {w['torch'] / w['ours']:5.2f}x   "
+                       f"{fl['torch']:6.0f} {fl['ours']:6.0f}")
                 if "ours C++" in g:
                     row += (f"   {g['ours C++']:9.1f}   {g['torch'] / g['ours C++']:5.2f}x "
                             f"{w['ours C++'] * 1e3:8.2f}  {w['torch'] / w['ours C++']:5.2f}x")
@@ -468,7 +498,7 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     torch.set_num_threads(saved)
     gelu_ext.set_num_threads(None)
     header = ("dtype     thr  batch x seq  elements  aten::gelu  ours   torch/ours  "
-              "fwd torch  fwd ours  ratio")
+              "fwd torch  fwd ours  ratio   faults: torch  ours")
     if len(_PATHS) > 1:
         header += "   ours C++  torch/C++  fwd C++  ratio"
     table("Inside all-MiniLM-L6-v2, inference_mode: torch.profiler time per GELU call "
