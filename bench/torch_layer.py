@@ -139,8 +139,10 @@ def overhead(sizes, budget):
             },
         }
         for mode, calls in modes.items():
-            grad = torch.set_grad_enabled(mode != "no_grad")
-            with _Threads(nt), torch.inference_mode(mode == "inference_mode"), grad:
+            # (set_grad_enabled sets the mode when made: made after
+            # inference_mode is entered, so each one restores what it found)
+            with _Threads(nt), torch.inference_mode(mode == "inference_mode"), \
+                    torch.set_grad_enabled(mode != "no_grad"):
                 t = _common.measure(calls, budget=budget, setup=ours[mode][1])
             base = t["torch F.gelu"].median
             out[f"{n} {nt} {mode}"] = {k: v.median for k, v in t.items()}
