@@ -105,7 +105,8 @@ def test_python_threads_share_a_patched_model():
 # threaded before it), or by an affinity mask of one CPU set before torch
 # is imported (torch's default count follows the mask; a process of its
 # own).  A thread counts as working if it used at least a fifth of the
-# busiest thread's CPU time: the op's chunks are equal shares.
+# busiest thread's CPU time (the op's chunks are equal shares) in one of up
+# to three such windows; never may more threads work than torch was given.
 _BUDGET_CHILD = r"""
 import json, os, sys
 if sys.argv[1] == "mask":
@@ -125,24 +126,33 @@ def cpu_ticks():
         ticks[tid] = int(fields[11]) + int(fields[12])     # utime + stime
     return ticks
 
-x = torch.randn(1 << 22)
-for threads in sys.argv[2:]:
-    if threads != "default":
-        torch.set_num_threads(int(threads))
-    y = torch.ops.gelu_ext.gelu(x)
+def window():      # threads working over calls until the busiest has 30 ticks (0.3 s at 100 Hz)
     before = cpu_ticks()
-    for _ in range(100):            # until the busiest thread has 30 ticks (0.3 s at 100 Hz)
+    for _ in range(100):
         for _ in range(20):
-            y = torch.ops.gelu_ext.gelu(x)
+            torch.ops.gelu_ext.gelu(x)
         after = cpu_ticks()
         used = {t: after[t] - before.get(t, 0) for t in after}
         top = max(used.values())
         if top >= 30:
             break
+    return sum(u >= max(top / 5, 1) for u in used.values()), top
+
+x = torch.randn(1 << 22)
+for threads in sys.argv[2:]:
+    if threads != "default":
+        torch.set_num_threads(int(threads))
+    torch.ops.gelu_ext.gelu(x)
+    # up to 3 windows, until as many threads worked as torch was given: on
+    # a busy machine a thread may get no CPU for a window, and the threads
+    # that run claim its chunks (gelu_ext's pool hands chunks out one by one)
+    seen = [window()]
+    while seen[-1][0] < torch.get_num_threads() and len(seen) < 3:
+        seen.append(window())
     print(json.dumps({"threads": threads, "kernels": gt.kernels(),
                       "torch_threads": torch.get_num_threads(),
-                      "working": sum(u >= max(top / 5, 1) for u in used.values()),
-                      "pool_workers": _ufuncs._pool_workers(), "ticks": top}))
+                      "working": max(w for w, _ in seen), "ticks": min(t for _, t in seen),
+                      "pool_workers": _ufuncs._pool_workers()}))
 """
 
 
