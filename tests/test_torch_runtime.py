@@ -107,6 +107,7 @@ def test_python_threads_share_a_patched_model():
 # own).  A thread counts as working if it used at least a fifth of the
 # busiest thread's CPU time (the op's chunks are equal shares) in one of up
 # to three such windows; never may more threads work than torch was given.
+# The pool's calls run serially while it backs off (each window counts them).
 _BUDGET_CHILD = r"""
 import json, os, sys
 if sys.argv[1] == "mask":
@@ -127,6 +128,7 @@ def cpu_ticks():
     return ticks
 
 def window():      # threads working over calls until the busiest has 30 ticks (0.3 s at 100 Hz)
+    _ufuncs._pool_stats(reset=True)
     before = cpu_ticks()
     for _ in range(100):
         for _ in range(20):
@@ -136,7 +138,7 @@ def window():      # threads working over calls until the busiest has 30 ticks (
         top = max(used.values())
         if top >= 30:
             break
-    return sum(u >= max(top / 5, 1) for u in used.values()), top
+    return sum(u >= max(top / 5, 1) for u in used.values()), top, _ufuncs._pool_stats()["backoff"]
 
 x = torch.randn(1 << 22)
 for threads in sys.argv[2:]:
@@ -151,8 +153,8 @@ for threads in sys.argv[2:]:
         seen.append(window())
     print(json.dumps({"threads": threads, "kernels": gt.kernels(),
                       "torch_threads": torch.get_num_threads(),
-                      "working": max(w for w, _ in seen), "ticks": min(t for _, t in seen),
-                      "pool_workers": _ufuncs._pool_workers()}))
+                      "working": max(w for w, _, _ in seen), "ticks": min(t for _, t, _ in seen),
+                      "backoff": min(b for _, _, b in seen), "pool_workers": _ufuncs._pool_workers()}))
 """
 
 
@@ -192,5 +194,10 @@ def test_ops_work_on_torch_thread_budget(mask, thread_counts, kernels):
         else:
             # gelu_ext's pool, as many threads as torch's count, never more
             assert r["pool_workers"] <= want - 1, r
-        # with two threads both must work (the op is split) and no third may
-        assert r["working"] == want, r
+        # no more threads may work than torch was given; with two both must
+        # work (the op is split) -- unless gelu_ext's pool backed off in
+        # every window: on busy cores it runs calls on the caller alone
+        # after a stall (src/runtime/gx_pool.c), by design
+        assert r["working"] <= want, r
+        if not (r["kernels"] == "python" and r["backoff"]):
+            assert r["working"] == want, r
