@@ -7,11 +7,28 @@ fixtures, which restore them, so test order never matters.
 """
 import os
 
-import pytest
+# Under pytest-xdist (`pytest -n 2`) the workers fill the cores, so each
+# keeps OpenBLAS (NumPy's BLAS: the real BERT's matrix products, the moons
+# networks) to one thread, unless the caller set it: its threads wait for
+# each other by spinning, and beside another busy worker that spinning was
+# most of what they cost (the real BERT's swap study, 2 cores shared with
+# other work: 80 CPU-s with OpenBLAS's default of a thread per core, 5 with
+# one).  Set before NumPy is first imported, which is when OpenBLAS reads
+# it; the tests' own child processes inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import gelu_ext
-from gelu_ext import _ufuncs
-from helpers import usable_isas
+import pytest                                              # noqa: E402
+
+import gelu_ext                                            # noqa: E402
+from gelu_ext import _ufuncs                               # noqa: E402
+from helpers import usable_isas                            # noqa: E402
+
+
+def pytest_configure(config):
+    # pytest-xdist's own marker (tests it should keep on one worker under
+    # --dist loadgroup), known where pytest-xdist is not installed too
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker under --dist loadgroup")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -636,6 +636,7 @@ def test_functional_mode_compiled_tiny_models(which):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("inductor")      # with tests/test_torch.py's: one worker pays inductor's start
 def test_functional_mode_tiny_lfm2_compiled_by_inductor():
     model = tiny_lfm2()
     before = logits(model)
