@@ -53,6 +53,16 @@ def test_threads_flag_only_for_posix_threads(case):
     assert ("-pthread" in link_args) == posix
 
 
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_no_debug_information_but_in_the_sanitizer_build(case):
+    # -g0 after the interpreter's -g; the sanitizer build keeps -g for its reports
+    compile_args, _, _ = setup.build_flags(*case[:2], {}, case[2])
+    assert ("-g0" in compile_args) == (case[2] not in ("msvc", "clang-cl"))
+    if case[2] in ("gcc", "clang"):
+        c, _, _ = setup.build_flags(*case[:2], {"GELU_EXT_SANITIZE": "1"}, case[2])
+        assert "-g" in c and "-g0" not in c
+
+
 def test_apple_clang_takes_no_openmp_option():
     compile_args, _, _ = setup.build_flags("darwin", "arm64", {}, "apple-clang")
     assert not [a for a in compile_args if "openmp" in a]
