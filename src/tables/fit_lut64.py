@@ -6,7 +6,7 @@ Usage::
     python src/tables/fit_lut64.py --write    # write src/tables/gx_lut64_tables.h
     python src/tables/fit_lut64.py --check    # exit 1 if the header differs
 
-Needs numpy and mpmath; runs in about a minute.
+Needs numpy and mpmath; runs in about 10 s.
 
 The float32 tables' scheme (src/tables/fit_lut.py, src/math/gx_lut.h) in double: with
 a = |x| <= X = 5, piece i = min(floor(K a + K2 a^2 + K3 a^3 + T0), 15)
@@ -96,6 +96,50 @@ def centre(q, i, lo, hi):
     return c
 
 
+class LeastSquares:
+    """Least squares over the leading columns of A, by Householder QR done
+    once: mpmath's qr_solve's own arithmetic (its order of operations, 10
+    more bits than the context), so solve(b, k) is qr_solve(A[:, :k], b)
+    to the last bit.  Householder works column by column and never looks
+    right of the column it reduces, so A's first k columns and every
+    right-hand side see exactly what they would in A[:, :k] alone -- one
+    factorisation for all the refits, where a qr_solve per refit took
+    most of this script's time."""
+
+    def __init__(self, rows):
+        self.m, self.n = len(rows), len(rows[0])
+        with mp.workprec(mp.mp.prec + 10):
+            A = [[mp.mpf(v) for v in row] for row in rows]
+            self.p, self.kappa = [], []
+            for j in range(self.n):
+                s = mp.fsum(abs(A[i][j]) ** 2 for i in range(j, self.m))
+                if not abs(s) > mp.eps:
+                    raise ValueError("matrix is numerically singular")
+                self.p.append(-mp.sign(A[j][j]) * mp.sqrt(s))
+                self.kappa.append(mp.mpf(1) / (s - self.p[j] * A[j][j]))
+                A[j][j] -= self.p[j]
+                for k in range(j + 1, self.n):
+                    y = mp.fsum(A[i][j] * A[i][k] for i in range(j, self.m)) * self.kappa[j]
+                    for i in range(j, self.m):
+                        A[i][k] -= A[i][j] * y
+            self.A = A
+
+    def solve(self, b, k):
+        """x minimising |A[:, :k] x - b| (at the raised precision, as qr_solve returns it)."""
+        A, p = self.A, self.p
+        with mp.workprec(mp.mp.prec + 10):
+            b = [mp.mpf(v) for v in b]
+            for j in range(k):
+                y = mp.fsum(A[i][j] * b[i] for i in range(j, self.m)) * self.kappa[j]
+                for i in range(j, self.m):
+                    b[i] -= A[i][j] * y
+            x = b[:k]
+            for i in range(k - 1, -1, -1):
+                x[i] -= mp.fsum(A[i][j] * x[j] for j in range(i + 1, k))
+                x[i] /= p[i]
+            return x
+
+
 def fit(target, weight, c, lo, hi, first):
     """double coefficients m_0..m_DEG (m_j = 0 for j < first) of M(d) ~ target(a),
     and m_1's low part m1l (M = m_0 + (m_1 + m1l) d + ...)."""
@@ -105,11 +149,10 @@ def fit(target, weight, c, lo, hi, first):
     f = [target(a) for a in nodes]
     w = [1 / weight(a) if a > 0 else mp.mpf(0) for a in nodes]
     m = [mp.mpf(0)] * (DEG + 1)
+    ls = LeastSquares([[w[k] * d[k] ** j for j in range(first, DEG + 1)] for k in range(NODES)])
     for top in range(DEG, first - 1, -1):
         resid = [f[k] - sum(m[j] * d[k] ** j for j in range(top + 1, DEG + 1)) for k in range(NODES)]
-        A = mp.matrix([[w[k] * d[k] ** j for j in range(first, top + 1)] for k in range(NODES)])
-        b = mp.matrix([w[k] * resid[k] for k in range(NODES)])
-        sol = mp.qr_solve(A, b)[0]
+        sol = ls.solve([w[k] * resid[k] for k in range(NODES)], top - first + 1)
         m[top] = mp.mpf(float(sol[top - first]))          # rounded to double
         if top == 1:            # m_1 as double-double: its rounding, times d, is
             m1l = mp.mpf(float(sol[top - first] - m[1]))   # not absorbed by m_0
