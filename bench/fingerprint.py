@@ -21,7 +21,10 @@ The inputs (deterministic, no file needed):
 - float16 and bfloat16, domain ``all``: x runs over all 65,536 patterns; a
   multi-input op repeats them 64 times against the other inputs' pattern
   (the float32 pattern rounded to the type, plus seeded bit patterns), a
-  deterministic sample of the pairs.
+  deterministic sample of the pairs.  With ``--quick`` (domain ``quick``)
+  a multi-input op repeats them 8 times: every x still meets several
+  partners, for an eighth of the time that repeating took (most of a
+  quick run's).
 - float64, domain ``sample``: 10^7 seeded values (random bit patterns,
   normals at several scales, the range around the tables' edge |x| = 5, the
   special values); domain ``sub``: every 16th of them.
@@ -45,7 +48,7 @@ bytes read as uint64 words v: per chunk, ``h = h * M + sum(v_j * (2 j + 1))``
 ``x ^= xor(v)``, printed as ``h:x``.
 
 Usage (the full run took 38 min on 2 cores shared with other jobs, load ~9:
-bench/results/fingerprint.txt; --quick 15-80 s)::
+bench/results/fingerprint.txt; --quick 3 s on the idle Zen 4)::
 
     python bench/fingerprint.py [--quick] [--isa NAME ...] [-o FILE]
     python bench/fingerprint.py --compare bench/results/fingerprint.txt
@@ -82,6 +85,7 @@ QUICK32_STRIDE = 65537
 N64 = 10_000_000
 SUB64_STRIDE = 16
 REPEAT16 = 64
+QUICK_REPEAT16 = 8
 M = np.uint64(0x100000001B3)     # FNV prime: the chunk-to-chunk multiplier
 
 
@@ -220,7 +224,8 @@ def _run_float64(ops, domain, quick, out_lines, tag):
         out_lines.append(f"{tag} float64 {domain} {name} {h}")
 
 
-def _run_16(ops, dtype, label, out_lines, tag):
+def _run_16(ops, dtype, label, out_lines, tag, quick):
+    repeat, domain = (QUICK_REPEAT16, "quick") if quick else (REPEAT16, "all")
     allx = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     rng = np.random.default_rng(20261203)
     p = np.concatenate([_pattern32().astype(dtype).view(np.uint16)[:4093 - 1024],
@@ -229,11 +234,11 @@ def _run_16(ops, dtype, label, out_lines, tag):
         if op.nin == 1:
             args = [allx.view(dtype)]
         else:
-            x = np.tile(allx, REPEAT16)
+            x = np.tile(allx, repeat)
             args = [x.view(dtype)] + [t[:x.size].view(dtype) for t in _other_inputs(p, op.nin, x.size, np.uint16)]
         h = Hash(canon=True)
         h.add(op.ufunc(*args))
-        out_lines.append(f"{tag} {label} all {name} {h}")
+        out_lines.append(f"{tag} {label} {domain if op.nin > 1 else 'all'} {name} {h}")
 
 
 def _paths(wanted):
@@ -263,9 +268,9 @@ def run(quick, wanted_isas, progress):
                         _run_float32(ops, domain, lines, tag)
                     for domain in (("sample", "sub") if full else ("sub",)):
                         _run_float64(ops, domain, quick, lines, tag)
-                    _run_16(ops, np.float16, "float16", lines, tag)
+                    _run_16(ops, np.float16, "float16", lines, tag, quick)
                     if BF16 is not None:
-                        _run_16(ops, BF16, "bfloat16", lines, tag)
+                        _run_16(ops, BF16, "bfloat16", lines, tag, quick)
                 progress(f"# {tag}: {time.perf_counter() - t0:.0f} s")
     finally:
         _ufuncs._plain_loads(own[0])
