@@ -12,7 +12,7 @@
 //   "gelu_ext._ufuncs._gx_capi" (src/dispatch/gx_capi.h): compiled once, the ISA path
 //   chosen by gelu_ext at run time and looked up per call, so the bits are the
 //   ufuncs' by construction.
-// * Outputs come from torch's allocator (at::empty_like, the layout _ops'
+// * Outputs come from torch's CPU allocator (at::detail::empty_cpu, the layout _ops'
 //   _new_output gives, so the fake kernel's strides still agree); threads
 //   from torch's intra-op pool (torch_parallel_for: at::parallel_for compiled
 //   inside libtorch, so it runs on torch's own OpenMP or native pool without
@@ -31,6 +31,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/core/LegacyTypeDispatch.h>
@@ -242,7 +243,10 @@ class OpKernel final : public c10::OperatorKernel {
       nout = parts.size();
       const int64_t numel = x.numel();
       for (size_t p = 0; p < nout; p++) {
-        outs[p] = at::empty_like(x, {}, at::MemoryFormat::Contiguous);  // as _new_output
+        // as _new_output, from torch's CPU allocator directly, as aten's own
+        // CPU kernels allocate their outputs: empty_like's trip through the
+        // dispatcher was ~2.6k of the call's ~16.6k instructions
+        outs[p] = at::detail::empty_cpu(x.sizes(), x.scalar_type(), false, at::MemoryFormat::Contiguous);
         if (numel == 0) continue;
         const void* in[kMaxIn] = {nullptr, nullptr, nullptr};
         for (int i = 0; i < parts[p].nidx; i++) in[i] = ts[parts[p].idx[i]].const_data_ptr();
