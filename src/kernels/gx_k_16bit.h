@@ -19,7 +19,8 @@
  * Two shortcuts give the same bits faster:
  * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_kdefs.h) run their
  *   table loop on the 16-bit data itself (gx_split16, one pass): the
- *   derivatives always, forward SiLU with the plain_loads choice;
+ *   derivatives always, forward SiLU with the plain_loads choice, and
+ *   forward GELU on float16 with it on AVX-512 (ONE16 F16);
  * - the other forward ops of a unary base read a 65,536-entry result table
  *   (table16, 128 KiB): with gathers where the ISA has GX_HAVE_GATHER16,
  *   one load per element elsewhere and with the plain_loads choice (AMD Zen

@@ -161,12 +161,25 @@ static GX_NOINLINE void GX_FN(quick_gelu_grad_f32_full)(const float *x, const fl
 #else
 #define GX_ONE_PASS_LOOPS(LOOP) NULL, NULL, NULL
 #endif
+#if defined(GX_VEC16) && GX_VF_W >= 16
+#define GX_ONE_PASS_F16(LOOP) GX_FN(LOOP##_f16), NULL, NULL
+#else
+#define GX_ONE_PASS_F16(LOOP) NULL, NULL, NULL
+#endif
+/* the ONE16 column's values: 0, 1 (both types), F16 (float16 only) */
+#define GX_ONE16_0(LOOP) NULL, NULL, NULL
+#define GX_ONE16_1(LOOP) GX_ONE_PASS_LOOPS(LOOP)
+#define GX_ONE16_F16(LOOP) GX_ONE_PASS_F16(LOOP)
 #define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
     [GX_KID_##KERNEL] = { NIN, GATE, GX_FN(LOOP), &GX_F32_TABLE_OF(TAB32, TAB8), \
-                          GX_FN(FULL##_f32_full), GX_IF(ONE16)(GX_ONE_PASS_LOOPS(LOOP)) },
+                          GX_FN(FULL##_f32_full), GX_ONE16_##ONE16(LOOP) },
 static const gx_split_row GX_FN(split_rows)[GX_NOPS] = { GX_F32_SPLITS(GX_SPLIT_ROW) };
 #undef GX_SPLIT_ROW
 #undef GX_ONE_PASS_LOOPS
+#undef GX_ONE_PASS_F16
+#undef GX_ONE16_0
+#undef GX_ONE16_1
+#undef GX_ONE16_F16
 
 /* The float32 split kernels: float32 lanes from the row's tables where
  * they cover x, its general formula for the rest. */

@@ -89,6 +89,12 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  *   ONE16   1: its 16-bit kernels run LOOP on the 16-bit data in one pass
  *           (gx_k_16bit.h; a forward op only with the plain_loads choice,
  *           where it beats reading the result table: SiLU's cheap formula),
+ *           F16: its float16 kernels only, and only where a vector holds
+ *           16 floats (AVX-512).  Forward GELU: a float16 call touches up
+ *           to 32 of the result table's lines per binade, 8 times a
+ *           bfloat16 call's, and inside a model a matmul has just evicted
+ *           them; the table wins warm, the one pass in the model (AVX2's
+ *           8-lane loop loses there too, so its table stays; bench/README),
  *           0: they widen blocks or read the result table
  *   TAB32   its 32-piece table (gx_lut.h): the baseline and AVX-512 paths'
  *   TAB8    its 8-piece table (gx_lut8.h): the AVX2 and NEON paths'
@@ -101,8 +107,8 @@ static inline int gx_popcnt64(uint64_t w) { int n = 0; while (w) { w &= w - 1u; 
  * scalar twins test the whole range, so a mismatch shows as paths that
  * disagree. */
 #define GX_F32_SPLITS(X)                                                    \
-    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, 0, gx_lut_erf, gx_lut8_erf)        \
-    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, 0, gx_lut_tanh, gx_lut8_tanh)    \
+    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, F16, gx_lut_erf, gx_lut8_erf)        \
+    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, F16, gx_lut_tanh, gx_lut8_tanh)    \
     X(gelu_erf_grad, 2, lut_grad, gelu_erf_grad, 0, 1, gx_lut_erf_grad, gx_lut8_erf_grad) \
     X(gelu_tanh_grad, 2, lut_grad, gelu_tanh_grad, 0, 1, gx_lut_tanh_grad, gx_lut8_tanh_grad) \
     X(silu, 1, sig_fwd, silu, 0, 1, gx_lut_silu, gx_lut8_silu)              \

@@ -443,6 +443,13 @@ static GX_NOINLINE int GX_FN(sig_grad_bf16)(const gx_f32_table *T, const uint16_
 {
     return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_GRAD, 1, GX_ST_BF16);
 }
+#if GX_VF_W >= 16
+static GX_NOINLINE int GX_FN(lut_fwd_f16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
+                                        uint16_t *o, int n, uint64_t *bad)
+{
+    return gx_f32_loop(T, x, g, o, n, bad, GX_LOOP_FWD, 0, GX_ST_F16);
+}
+#endif
 static GX_NOINLINE int GX_FN(sig_fwd_f16)(const gx_f32_table *T, const uint16_t *x, const uint16_t *g,
                                         uint16_t *o, int n, uint64_t *bad)
 {
