@@ -553,6 +553,29 @@ def threads(tokens, d, h, repeats):
     return med
 
 
+def _shapes(text):
+    """'1x16,8x64' -> ((1, 16), (8, 64))."""
+    out = []
+    for t in text.split(","):
+        try:
+            b, q = (int(v) for v in t.lower().split("x"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"each shape is BATCHxSEQ, e.g. 8x64, got {t!r}")
+        if b < 1 or q < 1:
+            raise argparse.ArgumentTypeError(f"batch and sequence must be at least 1, got {t!r}")
+        out.append((b, q))
+    return tuple(out)
+
+
+def _dtypes(text):
+    """'float16,bfloat16' -> (torch.float16, torch.bfloat16)."""
+    names = ("float32", "bfloat16", "float16")
+    bad = [t for t in text.split(",") if t not in names]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{', '.join(bad)}: not one of {', '.join(names)}")
+    return tuple(getattr(torch, t) for t in text.split(","))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
@@ -567,6 +590,10 @@ def main(argv=None):
                         "C++ ones (built on first use where not installed), or both side by side "
                         "in the per-call, alternating and in-model tables (the other tables then "
                         "run the Python ones)")
+    p.add_argument("--in-model", metavar="SHAPES", type=_shapes,
+                   help="only the in-model table, at these batch x seq shapes (e.g. 1x16,8x64)")
+    p.add_argument("--dtypes", type=_dtypes, default="float32,bfloat16,float16",
+                   help="with --in-model: its dtypes, default float32,bfloat16,float16")
     a = p.parse_args(argv)
     import gelu_ext.torch
     kernels = a.kernels or gelu_ext.torch.kernels()
@@ -589,6 +616,11 @@ def main(argv=None):
         shapes = ((1, 16), (1, 128), (8, 64), (32, 128))
         dtypes, counts, rounds = (torch.float32, torch.bfloat16, torch.float16), (1, 2), 12
     loaded = _load_minilm()
+    if a.in_model:
+        doc = {"machine": info, "in_model": in_model(loaded, a.in_model, a.dtypes, (1, 2), 12)}
+        if a.json:
+            _common.write_json(a.json, doc)
+        return 0
     doc = {"machine": info,
            "overhead": overhead(sizes, budget),
            "alternating": alternating(alt_sizes, budget),
