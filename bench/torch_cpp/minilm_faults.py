@@ -7,6 +7,11 @@ did not, so a per-call median can be read as kernel or as page faults.
 
     python bench/torch_cpp/minilm_faults.py [--dtype float16] [--shape 32x128]
                                             [--threads 1] [--rounds 3] [--profiler]
+                                            [--alone torch|ours]
+
+--alone runs one side's model only, as a user runs one model: which of the
+two faults more per call then is the op's own doing, where in the
+alternating run it follows which side allocates after glibc has trimmed.
 
 Process CPU time (``time.process_time``) leaves out the time the process
 waits for a core on a loaded machine; on 2 threads it also counts torch's
@@ -52,6 +57,8 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=3, help="forwards per model (alternating)")
     p.add_argument("--profiler", action="store_true", help="run the forwards under torch.profiler")
+    p.add_argument("--alone", choices=("torch", "ours"),
+                   help="run only this side's model (default: both, alternating)")
     a = p.parse_args(argv)
     b, s = (int(v) for v in a.shape.split("x"))
     loaded = TL._load_minilm()
@@ -61,7 +68,7 @@ def main(argv=None):
     gelu_ext.set_num_threads(a.threads)
     plain, patched = TL._minilm_pair(loaded, getattr(torch, a.dtype))
     batch = TL._minilm_batch(b, s)
-    entries = [("torch", plain), ("ours", patched)]
+    entries = [(k, m) for k, m in (("torch", plain), ("ours", patched)) if a.alone in (None, k)]
     calls = []
     with torch.inference_mode():
         for _, m in entries:
@@ -78,17 +85,19 @@ def main(argv=None):
                     m(**batch)
     pages = b * s * 1536 * torch.finfo(getattr(torch, a.dtype)).bits // 8 // 4096
     print(f"all-MiniLM-L6-v2 {a.dtype} {b}x{s}, {a.threads} thread(s), {a.rounds} forwards each, "
+          f"{'only ' + a.alone + ' side' if a.alone else 'alternating'}, "
           f"profiler {'on' if a.profiler else 'off'}; GELU output {pages} pages of 4 KiB; "
           f"GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}")
     print("side    calls  median ms (wall, CPU)   faulted calls (>= half the pages): n, median CPU ms   "
-          "others: median CPU ms")
+          "others: median CPU ms   faults a call: median, mean")
     for k, _ in entries:
         c = [x for x in calls if x[0] == k]
         hit = [x[2] for x in c if x[3] >= pages // 2]
         rest = [x[2] for x in c if x[3] < pages // 2]
         med = (lambda v: f"{np.median(v) * 1e3:7.3f}" if v else "      -")
         print(f"{k:6s} {len(c):6d}  {med([x[1] for x in c])} {med([x[2] for x in c])}            "
-              f"{len(hit):3d}, {med(hit)}                                {med(rest)}")
+              f"{len(hit):3d}, {med(hit)}                                {med(rest)}              "
+              f"{np.median([x[3] for x in c]):6.0f} {np.mean([x[3] for x in c]):7.1f}")
     return 0
 
 
