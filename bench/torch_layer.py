@@ -509,12 +509,12 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     return out
 
 
-def compiled(loaded, budget, batch_size=8, seq=64):
-    """torch.compile (inductor) of MiniLM at batch x seq, float32: compiled
+def compiled(loaded, budget, batch_size=8, seq=64, dtype=torch.float32):
+    """torch.compile (inductor) of MiniLM at batch x seq in dtype: compiled
     patched against compiled unpatched (and both eager)."""
     if loaded is None:
         return None
-    plain, patched = _minilm_pair(loaded)
+    plain, patched = _minilm_pair(loaded, dtype)
     batch = _minilm_batch(batch_size, seq)
     models = {"eager unpatched": plain, "eager patched": patched,
               "compiled unpatched": torch.compile(plain), "compiled patched": torch.compile(patched)}
@@ -530,7 +530,7 @@ def compiled(loaded, budget, batch_size=8, seq=64):
         f()                                # compiles
     t = _common.measure(calls, min_sample=0.0, min_repeats=5, max_repeats=25, budget=budget)
     r = t["compiled unpatched"].median / t["compiled patched"].median
-    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, float32 (median ms); "
+    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, {str(dtype).split('.')[1]} (median ms); "
           f"compiled unpatched / compiled patched = {r:.2f}x",
           [f"{k:19s} {v.median * 1e3:9.2f}" for k, v in t.items()], "model                  ms")
     return {k: v.median for k, v in t.items()}
@@ -592,8 +592,10 @@ def main(argv=None):
                         "run the Python ones)")
     p.add_argument("--in-model", metavar="SHAPES", type=_shapes,
                    help="only the in-model table, at these batch x seq shapes (e.g. 1x16,8x64)")
+    p.add_argument("--compiled", action="store_true",
+                   help="only the compiled-model rows, in each of --dtypes")
     p.add_argument("--dtypes", type=_dtypes, default="float32,bfloat16,float16",
-                   help="with --in-model: its dtypes, default float32,bfloat16,float16")
+                   help="with --in-model or --compiled: its dtypes, default float32,bfloat16,float16")
     a = p.parse_args(argv)
     import gelu_ext.torch
     kernels = a.kernels or gelu_ext.torch.kernels()
@@ -616,8 +618,12 @@ def main(argv=None):
         shapes = ((1, 16), (1, 128), (8, 64), (32, 128))
         dtypes, counts, rounds = (torch.float32, torch.bfloat16, torch.float16), (1, 2), 12
     loaded = _load_minilm()
-    if a.in_model:
-        doc = {"machine": info, "in_model": in_model(loaded, a.in_model, a.dtypes, (1, 2), 12)}
+    if a.in_model or a.compiled:
+        doc = {"machine": info}
+        if a.in_model:
+            doc["in_model"] = in_model(loaded, a.in_model, a.dtypes, (1, 2), 12)
+        if a.compiled:
+            doc["compiled"] = {str(dt).split(".")[1]: compiled(loaded, 4.0, dtype=dt) for dt in a.dtypes}
         if a.json:
             _common.write_json(a.json, doc)
         return 0
