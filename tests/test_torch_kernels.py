@@ -236,6 +236,82 @@ def test_cpp_autograd_gate_passes_python_errors_through(restore):
         gt.OPS["swiglu"](x, torch.zeros(4, dtype=torch.int64))
 
 
+# ------------------------------------------------------ the kept block --
+
+@pytest.fixture
+def kept(restore):
+    """The C++ kernels, nothing kept before the test or after it."""
+    _cpp.use(True)
+    gt.empty_cache()
+    yield gt.OPS["gelu"]
+    gt.empty_cache()
+
+
+@needs_built
+def test_a_freed_output_is_given_to_the_next_of_its_size(kept):
+    x = torch.randn(64, 1024)                   # 256 KiB of float32
+    y = kept(x, "none")
+    first = y.data_ptr()
+    assert _cpp._kept_bytes() == 0
+    z = kept(x, "none")                         # y alive: new memory
+    assert z.data_ptr() != first
+    del y
+    assert _cpp._kept_bytes() == x.nbytes
+    w = kept(x, "none")
+    assert w.data_ptr() == first and _cpp._kept_bytes() == 0
+    np.testing.assert_array_equal(_bits(w), _bits(z))
+    np.testing.assert_array_equal(_bits(w), _bits(torch.from_numpy(gelu_ext.gelu_erf(x.numpy()))))
+    del w, z                                    # one kept, the other freed
+    assert _cpp._kept_bytes() == x.nbytes
+    v = kept(x[:32], "none")                    # another size: the block freed, not given
+    assert _cpp._kept_bytes() == 0
+    np.testing.assert_array_equal(_bits(v), _bits(torch.from_numpy(gelu_ext.gelu_erf(x[:32].numpy()))))
+    del v
+    gt.empty_cache()
+    assert _cpp._kept_bytes() == 0
+
+
+@needs_built
+@pytest.mark.parametrize("n, keeps", [(1 << 13, False), (1 << 14, True), (1 << 24, True),
+                                      ((1 << 24) + 1, False)])
+def test_only_outputs_of_64_kib_to_64_mib_are_kept(n, keeps, kept):
+    y = kept(torch.zeros(n), "none")
+    del y
+    assert _cpp._kept_bytes() == (4 * n if keeps else 0)
+
+
+@needs_built
+def test_a_kept_block_output_resizes_and_frees_as_torch_tensors_do(kept):
+    x = torch.randn(1 << 15)
+    y = kept(x, "none")
+    want = y.clone()                            # (.numpy() would make y's storage fixed-size)
+    y.resize_(1 << 16)                          # its storage grows, as an empty() tensor's does
+    assert torch.equal(y[:1 << 15], want)
+    y.untyped_storage().resize_(0)
+    assert y.untyped_storage().nbytes() == 0
+    a = y.new_empty(4)
+    assert a.numel() == 4
+
+
+@needs_built
+def test_the_kept_block_under_threads(kept):
+    # outputs made on some threads and freed on others: each one right
+    from concurrent.futures import ThreadPoolExecutor
+    xs = [torch.randn(1 << 15) * (i + 1) for i in range(4)]
+    want = [_bits(torch.from_numpy(gelu_ext.gelu_erf(x.numpy()))) for x in xs]
+    made = []
+
+    def work(i):
+        for _ in range(200):
+            y = kept(xs[i], "none")
+            made.append(y)                  # freed later, by whichever thread pops it
+            if len(made) > 3:
+                made.pop(0)
+            np.testing.assert_array_equal(_bits(y), want[i])
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(4)))      # a thread's failure raises here
+
+
 # ------------------------------------------------ the packaged sources --
 
 def test_the_sources_for_a_build_on_first_use_are_found():

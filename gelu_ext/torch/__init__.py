@@ -30,7 +30,9 @@ and forward-mode AD give their derivatives.  Their bits are the NumPy ufuncs' bi
 Kernels: ``kernels()`` says which CPU kernels the ops run.  ``"cpp"``
 where the C++ kernels were built at install next to this torch version
 (``pip install --no-build-isolation '.[torch]'`` with torch installed):
-outputs from torch's allocator, work split over torch's own intra-op
+outputs from torch's allocator (the last large one freed kept for the
+next of its size, so a model's layers do not fault fresh pages:
+``empty_cache()`` frees it), work split over torch's own intra-op
 threads, no Python per call.  ``"python"`` otherwise: the same ops and
 bits, on ``torch.get_num_threads()`` threads of gelu_ext's own pool.
 ``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones
@@ -63,10 +65,10 @@ from . import onnx as _onnx
 _onnx.register()        # torch.onnx.export of our ops without extra arguments: see gelu_ext.torch.onnx
 
 from . import _cpp
-from ._cpp import kernels
+from ._cpp import kernels, empty_cache
 
 _cpp._select()          # the C++ CPU kernels where built for this torch: see _cpp
 
-__all__ = ["OPS", "kernels", "functional"]
+__all__ = ["OPS", "kernels", "empty_cache", "functional"]
 __all__ += nn.__all__
 __all__ += ["patch_model", "unpatch_model", "PatchReport", "functional_mode"]

@@ -13,7 +13,8 @@
 //   chosen by gelu_ext at run time and looked up per call, so the bits are the
 //   ufuncs' by construction.
 // * Outputs come from torch's CPU allocator (at::detail::empty_cpu, the layout _ops'
-//   _new_output gives, so the fake kernel's strides still agree); threads
+//   _new_output gives, so the fake kernel's strides still agree; a large
+//   one through the kept block, below, so a model's layers reuse it); threads
 //   from torch's intra-op pool (torch_parallel_for: at::parallel_for compiled
 //   inside libtorch, so it runs on torch's own OpenMP or native pool without
 //   this file being built with -fopenmp), torch.get_num_threads() of them,
@@ -37,6 +38,7 @@
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <c10/core/CPUAllocator.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Exceptions.h>
@@ -46,6 +48,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -204,6 +207,80 @@ at::Tensor new_output(const std::vector<at::Tensor>& ts, at::ScalarType dt, bool
   return at::empty(shape, x.options().dtype(dt));
 }
 
+// ------------------------------------------------------ the kept block --
+// An output's pages are faulted in afresh whenever its memory is new to the
+// process -- mmapped, or heap that glibc returned to the kernel since --
+// ~1.7 us a 4 KiB page on a VM, more than the kernel's own time for a
+// GELU output of MiniLM at 32x128.  In a model each layer's activation
+// output is freed before the next layer's is made, so the fast path's
+// outputs of kKeepMin..kKeepMax bytes come from KeepAllocator, which keeps
+// the last one freed and gives it to the next output of exactly its size:
+// after a model's first layer no call faults.  One block at most is kept
+// (empty_cache() frees it); the memory is torch's CPU allocator's (each
+// block is that allocator's DataPtr, inside ours), so what torch's
+// allocator does -- alignment, huge pages, profiling -- it still does.
+constexpr size_t kKeepMin = size_t{1} << 16;
+constexpr size_t kKeepMax = size_t{1} << 26;
+
+struct KeptBlock {
+  c10::DataPtr inner;  // torch's CPU allocator's
+  size_t nbytes;
+};
+
+std::atomic<KeptBlock*> kept{nullptr};
+
+// The deleter of a KeepAllocator block: keep it if nothing is kept, else free it.
+void keep_or_free(void* ctx) {
+  auto* b = static_cast<KeptBlock*>(ctx);
+  KeptBlock* none = nullptr;
+  if (!kept.compare_exchange_strong(none, b, std::memory_order_acq_rel)) delete b;
+}
+
+struct KeepAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    KeptBlock* b = nullptr;
+    if (n >= kKeepMin && n <= kKeepMax) {
+      b = kept.exchange(nullptr, std::memory_order_acq_rel);
+      if (b && b->nbytes != n) {
+        delete b;
+        b = nullptr;
+      }
+    }
+    if (!b) {
+      c10::DataPtr inner = c10::GetCPUAllocator()->allocate(n);
+      b = new KeptBlock{std::move(inner), n};
+    }
+    return {b->inner.get(), b, &keep_or_free, c10::Device(c10::DeviceType::CPU)};
+  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+};
+
+// never destroyed: every storage it made points to it as long as it lives
+KeepAllocator* const keep_allocator = new KeepAllocator;
+
+// A contiguous output of x's shape and dtype, from KeepAllocator if its size
+// is in the kept range, else from torch's CPU allocator directly (as aten's
+// own CPU kernels allocate: empty_like's trip through the dispatcher was
+// ~2.6k of the call's ~16.6k instructions).
+at::Tensor new_flat_output(const at::Tensor& x) {
+  const size_t nbytes = static_cast<size_t>(x.numel()) * x.element_size();
+  if (nbytes >= kKeepMin && nbytes <= kKeepMax)
+    return at::detail::empty_generic(x.sizes(), keep_allocator, c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                     x.scalar_type(), at::MemoryFormat::Contiguous);
+  return at::detail::empty_cpu(x.sizes(), x.scalar_type(), false, at::MemoryFormat::Contiguous);
+}
+
+// Free the kept block, if any.
+void empty_cache() { delete kept.exchange(nullptr, std::memory_order_acq_rel); }
+
+// Whether a block is kept, and its size in bytes (0: none).
+size_t kept_bytes() {
+  KeptBlock* b = kept.load(std::memory_order_acquire);
+  return b ? b->nbytes : 0;
+}
+
 std::string python_dtype(at::ScalarType t) {
   return "torch." + std::string(c10::getDtypeNames(t).first);
 }
@@ -243,10 +320,7 @@ class OpKernel final : public c10::OperatorKernel {
       nout = parts.size();
       const int64_t numel = x.numel();
       for (size_t p = 0; p < nout; p++) {
-        // as _new_output, from torch's CPU allocator directly, as aten's own
-        // CPU kernels allocate their outputs: empty_like's trip through the
-        // dispatcher was ~2.6k of the call's ~16.6k instructions
-        outs[p] = at::detail::empty_cpu(x.sizes(), x.scalar_type(), false, at::MemoryFormat::Contiguous);
+        outs[p] = new_flat_output(x);  // as _new_output
         if (numel == 0) continue;
         const void* in[kMaxIn] = {nullptr, nullptr, nullptr};
         for (int i = 0; i < parts[p].nidx; i++) in[i] = ts[parts[p].idx[i]].const_data_ptr();
@@ -452,4 +526,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("register_ops", &register_ops, "The CPU kernels of the gelu_ext:: ops in C++.");
   m.def("unregister_ops", &unregister_ops, "Remove them.");
   m.def("registered", &registered);
+  m.def("empty_cache", &empty_cache, "Free the kept output block.");
+  m.def("kept_bytes", &kept_bytes, "The kept output block's size in bytes (0: none).");
 }
