@@ -287,10 +287,16 @@ def test_a_kept_block_output_resizes_and_frees_as_torch_tensors_do(kept):
     want = y.clone()                            # (.numpy() would make y's storage fixed-size)
     y.resize_(1 << 16)                          # its storage grows, as an empty() tensor's does
     assert torch.equal(y[:1 << 15], want)
-    y.untyped_storage().resize_(0)
-    assert y.untyped_storage().nbytes() == 0
-    a = y.new_empty(4)
-    assert a.numel() == 4
+    assert _cpp._kept_bytes() == 4 << 15        # the old block, freed by the resize
+    gt.empty_cache()
+    y.resize_((1 << 24) + 1)                    # past the kept range ...
+    assert _cpp._kept_bytes() == 4 << 16
+    gt.empty_cache()
+    del y                                       # ... so freed, not kept
+    assert _cpp._kept_bytes() == 0
+    z = kept(x, "none")
+    z.untyped_storage().resize_(0)
+    assert z.untyped_storage().nbytes() == 0
 
 
 @needs_built

@@ -229,17 +229,20 @@ struct KeptBlock {
 
 std::atomic<KeptBlock*> kept{nullptr};
 
-// The deleter of a KeepAllocator block: keep it if nothing is kept, else free it.
+bool keepable(size_t n) { return n >= kKeepMin && n <= kKeepMax; }
+
+// The deleter of a KeepAllocator block: keep it if its size is in the kept
+// range (a resize_ may have made any size) and nothing is kept, else free it.
 void keep_or_free(void* ctx) {
   auto* b = static_cast<KeptBlock*>(ctx);
   KeptBlock* none = nullptr;
-  if (!kept.compare_exchange_strong(none, b, std::memory_order_acq_rel)) delete b;
+  if (!keepable(b->nbytes) || !kept.compare_exchange_strong(none, b, std::memory_order_acq_rel)) delete b;
 }
 
 struct KeepAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
     KeptBlock* b = nullptr;
-    if (n >= kKeepMin && n <= kKeepMax) {
+    if (keepable(n)) {
       b = kept.exchange(nullptr, std::memory_order_acq_rel);
       if (b && b->nbytes != n) {
         delete b;
@@ -265,8 +268,7 @@ KeepAllocator* const keep_allocator = new KeepAllocator;
 // own CPU kernels allocate: empty_like's trip through the dispatcher was
 // ~2.6k of the call's ~16.6k instructions).
 at::Tensor new_flat_output(const at::Tensor& x) {
-  const size_t nbytes = static_cast<size_t>(x.numel()) * x.element_size();
-  if (nbytes >= kKeepMin && nbytes <= kKeepMax)
+  if (keepable(static_cast<size_t>(x.numel()) * x.element_size()))
     return at::detail::empty_generic(x.sizes(), keep_allocator, c10::DispatchKeySet(c10::DispatchKey::CPU),
                                      x.scalar_type(), at::MemoryFormat::Contiguous);
   return at::detail::empty_cpu(x.sizes(), x.scalar_type(), false, at::MemoryFormat::Contiguous);
@@ -275,10 +277,14 @@ at::Tensor new_flat_output(const at::Tensor& x) {
 // Free the kept block, if any.
 void empty_cache() { delete kept.exchange(nullptr, std::memory_order_acq_rel); }
 
-// Whether a block is kept, and its size in bytes (0: none).
+// The kept block's size in bytes (0: none), taken out to be read (another
+// thread may take and free it meanwhile) and put back.
 size_t kept_bytes() {
-  KeptBlock* b = kept.load(std::memory_order_acquire);
-  return b ? b->nbytes : 0;
+  KeptBlock* b = kept.exchange(nullptr, std::memory_order_acq_rel);
+  if (!b) return 0;
+  const size_t n = b->nbytes;
+  keep_or_free(b);
+  return n;
 }
 
 std::string python_dtype(at::ScalarType t) {
