@@ -73,7 +73,7 @@ def empty_cache():
     Inside a model each layer's activation output is freed before the next
     layer's is made; fresh memory costs its page faults again (more than
     the kernel at MiniLM's 32x128), so the C++ kernels keep the last output
-    of 64 KiB to 64 MiB that was freed and give it to the next output of
+    of 4 KiB to 64 MiB that was freed and give it to the next output of
     exactly its size.  One block at most; this frees it, as
     ``torch.cuda.empty_cache()`` frees the CUDA allocator's.  Nothing is
     kept on the Python kernels.

@@ -219,7 +219,9 @@ at::Tensor new_output(const std::vector<at::Tensor>& ts, at::ScalarType dt, bool
 // (empty_cache() frees it); the memory is torch's CPU allocator's (each
 // block is that allocator's DataPtr, inside ours), so what torch's
 // allocator does -- alignment, huge pages, profiling -- it still does.
-constexpr size_t kKeepMin = size_t{1} << 16;
+// From one page: one page faulted (~1.7 us) is as much as a whole small
+// call; MiniLM's float16 GELU output at 1x16 is 48 KiB.
+constexpr size_t kKeepMin = size_t{1} << 12;
 constexpr size_t kKeepMax = size_t{1} << 26;
 
 struct KeptBlock {
