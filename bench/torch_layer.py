@@ -38,6 +38,11 @@ import gelu_ext.torch as gt                          # noqa: E402
 from gelu_ext.torch import functional as GF          # noqa: E402
 
 
+def _name(dtype):
+    """torch.bfloat16 -> 'bfloat16'."""
+    return str(dtype).split(".")[1]
+
+
 def us(t):
     return f"{t.median * 1e6:9.1f}"
 
@@ -185,7 +190,7 @@ def alternating(sizes, budget):
                 faults[k] = (_minflt() - f0) / reps
         add = t["add"].median
         g_torch, g_ours = t["add, F.gelu"].median - add, t["add, ours"].median - add
-        dt = str(dtype).split(".")[1]
+        dt = _name(dtype)
         out[f"{dt} {nt} {n}"] = {"median": {k: v.median for k, v in t.items()}, "faults": faults}
         row = (f"{dt:9s} {nt:3d} 2^{int(np.log2(n)):<3d} {add * 1e6:9.1f} {g_torch * 1e6:9.1f} "
                f"{g_ours * 1e6:9.1f}   {g_torch / g_ours if g_ours > 0 else float('nan'):5.2f}x"
@@ -249,8 +254,8 @@ def ffn_block(tokens, d, h, budget):
             t = _common.measure({k: make(a) for k, a in acts.items()}, min_sample=0.0,
                                 min_repeats=5, max_repeats=15, budget=budget)
             ratio = t["torch"].median / t["ours"].median
-            res[(str(dtype).split(".")[1], mode)] = {k: v.median for k, v in t.items()}
-            rows.append(f"{str(dtype).split('.')[1]:9s} {mode:17s} {t['torch'].median * 1e3:9.2f} "
+            res[(_name(dtype), mode)] = {k: v.median for k, v in t.items()}
+            rows.append(f"{_name(dtype):9s} {mode:17s} {t['torch'].median * 1e3:9.2f} "
                         f"{t['ours'].median * 1e3:9.2f}   {ratio:5.2f}x")
     table(f"FFN block: Linear {d}->{h}, GELU, Linear {h}->{d}, {tokens} tokens (median ms)",
           rows, "dtype     mode                  torch      ours   torch/ours")
@@ -292,8 +297,8 @@ def gated_step(tokens, d, h, budget):
 
         t = _common.measure({"torch": step(ref), "ours": step(fused)}, min_sample=0.0,
                             min_repeats=5, max_repeats=15, budget=budget)
-        res[str(dtype).split(".")[1]] = {k: v.median for k, v in t.items()}
-        rows.append(f"{str(dtype).split('.')[1]:9s} {t['torch'].median * 1e3:9.2f} "
+        res[_name(dtype)] = {k: v.median for k, v in t.items()}
+        rows.append(f"{_name(dtype):9s} {t['torch'].median * 1e3:9.2f} "
                     f"{t['ours'].median * 1e3:9.2f}   {t['torch'].median / t['ours'].median:5.2f}x")
     table(f"Gated MLP training step (SwiGLU), {d}->{h}->{d}, {tokens} tokens (median ms)",
           rows, "dtype         torch      ours   torch/ours")
@@ -392,7 +397,7 @@ def encode(loaded, budget, thread_counts, batch_size=32, count=None, dtypes=(tor
                                                  convert_to_numpy=False))
                      for m, st in (("torch", plain), ("ours", patched))},
                     min_sample=0.0, min_repeats=5, max_repeats=15, budget=budget)
-            dt = str(dtype).split(".")[1]
+            dt = _name(dtype)
             res[f"{dt} {nt}"] = {k: v.median for k, v in t.items()}
             rows.append(f"{dt:9s} {nt:3d} {t['torch'].median * 1e3:9.2f} {t['ours'].median * 1e3:9.2f}"
                         f"   {t['torch'].median / t['ours'].median:5.2f}x")
@@ -447,7 +452,7 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     saved = torch.get_num_threads()
     for dtype in dtypes:
         plain, patched = _minilm_pair(loaded, dtype)
-        dt = str(dtype).split(".")[1]
+        dt = _name(dtype)
         entries = [("torch", plain, None)] + [("ours" + _suffix(p), patched, p) for p in _PATHS]
         labels = {k for k, _, _ in entries}
         for nt in thread_counts:
@@ -530,7 +535,7 @@ def compiled(loaded, budget, batch_size=8, seq=64, dtype=torch.float32):
         f()                                # compiles
     t = _common.measure(calls, min_sample=0.0, min_repeats=5, max_repeats=25, budget=budget)
     r = t["compiled unpatched"].median / t["compiled patched"].median
-    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, {str(dtype).split('.')[1]} (median ms); "
+    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, {_name(dtype)} (median ms); "
           f"compiled unpatched / compiled patched = {r:.2f}x",
           [f"{k:19s} {v.median * 1e3:9.2f}" for k, v in t.items()], "model                  ms")
     return {k: v.median for k, v in t.items()}
@@ -621,9 +626,9 @@ def main(argv=None):
     if a.in_model or a.compiled:
         doc = {"machine": info}
         if a.in_model:
-            doc["in_model"] = in_model(loaded, a.in_model, a.dtypes, (1, 2), 12)
+            doc["in_model"] = in_model(loaded, a.in_model, a.dtypes, counts, rounds)
         if a.compiled:
-            doc["compiled"] = {str(dt).split(".")[1]: compiled(loaded, 4.0, dtype=dt) for dt in a.dtypes}
+            doc["compiled"] = {_name(dt): compiled(loaded, budget, dtype=dt) for dt in a.dtypes}
         if a.json:
             _common.write_json(a.json, doc)
         return 0
