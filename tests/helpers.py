@@ -114,6 +114,63 @@ def assert_close_to_reference(spec, got, args):
     testing.assert_matches_reference(spec.base, got, x, g)
 
 
+# -------------------------------------------------------- ufunc methods --
+# NumPy's definitions of the methods of a binary ufunc, written as Python
+# loops that call the ufunc on one element at a time: the reference for
+# reduce, accumulate, reduceat, outer and at (tests/test_ufunc_methods.py,
+# tests/test_fuzz.py).
+
+METHODS = ["reduce", "accumulate", "reduceat", "outer", "at"]
+
+
+def method_dtypes():
+    """Every loop dtype: float16, float32, float64, and bfloat16 where
+    ml_dtypes imports."""
+    bf16, _ = _ufuncs._bfloat16()
+    return [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)] + \
+        ([bf16] if bf16 is not None else [])
+
+
+def _fold(uf, v, initial=None):
+    """Every step of the left fold of 1-d ``v`` by ``uf``."""
+    r = v[0] if initial is None else uf(v.dtype.type(initial), v[0])
+    steps = [r]
+    for e in v[1:]:
+        r = uf(r, e)
+        steps.append(r)
+    return steps
+
+
+def py_method(uf, method, a, b=None, axis=0, keepdims=False, indices=None, initial=None):
+    """``getattr(uf, method)`` by its definition in NumPy's documentation:
+    ``uf.reduce(a, axis, keepdims=, initial=)``, ``uf.accumulate(a, axis)``,
+    ``uf.reduceat(a, indices)`` (1-d), ``uf.outer(a, b)`` (1-d), and the
+    array ``uf.at(a.copy(), indices, b)`` leaves."""
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        if method in ("reduce", "accumulate"):
+            moved = np.moveaxis(a, axis, -1)
+            steps = np.empty(moved.shape, a.dtype)
+            for i in np.ndindex(moved.shape[:-1]):
+                steps[i] = _fold(uf, moved[i], initial)
+            if method == "accumulate":
+                return np.moveaxis(steps, -1, axis)
+            r = steps[..., -1]
+            return np.expand_dims(r, axis) if keepdims else r
+        if method == "reduceat":
+            ends = list(indices[1:]) + [len(a)]
+            return np.array([_fold(uf, a[i:j])[-1] if i < j else a[i]
+                             for i, j in zip(indices, ends)], dtype=a.dtype)
+        if method == "outer":
+            return np.array([[uf(x, y) for y in b] for x in a], dtype=a.dtype)
+        if method == "at":
+            out = a.copy()
+            for k, i in enumerate(indices):
+                out[i] = uf(out[i], b[k]) if b is not None else uf(out[i])
+            return out
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
 # ------------------------------------------------------ child processes --
 
 # First line of a child Python that checks process-wide behaviour (the thread

@@ -36,6 +36,7 @@ import gelu_ext
 from gelu_ext import testing
 from gelu_ext.testing import assert_same_bits
 from gelu_ext import _ufuncs
+import helpers
 
 
 # GELU_EXT_FUZZ_EXAMPLES=5000 for a longer soak (e.g. under bench/sanitize.sh)
@@ -490,6 +491,120 @@ def test_public_functions_match_reference_or_raise_cleanly(case):
 @given(cases(UFUNC_OPS))
 def test_ufuncs_match_reference_or_raise_cleanly(case):
     hypothesis.event(f"{case.out}: {run_case(case)}")
+
+
+# ------------------------------------------------------------ ufunc methods --
+# reduce, accumulate, reduceat, outer and at of every binary ufunc (and at of
+# the unary ones) on random dtypes, layouts, out= forms, paths and thread
+# counts: the bits of NumPy's definition, a Python loop over the ufunc
+# (helpers.py_method), computed on the same path.
+
+METHOD_OPS = [op for op in _ufuncs.OPS.values() if op.nin <= 2]
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodCase:
+    op: object
+    method: str
+    dtype: object
+    seed: int
+    shape: tuple
+    layout: str           # C|F|strided|neg
+    axis: int
+    keepdims: bool
+    initial: object
+    out: str              # none|given|inplace (accumulate's out=a)
+    indices: tuple
+    isa: str
+    threads: object
+    threshold: object
+
+
+@st.composite
+def method_cases(draw):
+    op = draw(st.sampled_from(METHOD_OPS))
+    method = "at" if op.nin == 1 else draw(st.sampled_from(helpers.METHODS))
+    one_d = method in ("reduceat", "outer", "at")
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=1 if one_d else 3)))
+    if draw(st.integers(0, 7)) == 0:        # long runs: chunk boundaries, threads
+        shape = draw(st.sampled_from([(600,), (1100,)] if one_d else [(600,), (2, 600), (600, 2)]))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    n = shape[0]
+    indices = tuple(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=8)))
+    return MethodCase(
+        op=op, method=method, dtype=draw(st.sampled_from(helpers.method_dtypes())),
+        seed=draw(st.integers(0, 2**32 - 1)), shape=shape,
+        layout=draw(st.sampled_from(["C", "F", "strided", "neg"])), axis=axis,
+        keepdims=draw(st.booleans()), initial=draw(st.sampled_from([None, None, 0.5, -2.0])),
+        out=draw(st.sampled_from(["none", "given", "inplace"])), indices=indices,
+        isa=draw(st.sampled_from(_available_isas())), threads=draw(st.sampled_from([None, 1, 2])),
+        threshold=draw(st.sampled_from([None, 1, 64])))
+
+
+def _laid_out(a, layout):
+    """``a``'s values in a view of the given layout."""
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout in ("strided", "neg"):
+        big = np.zeros(tuple(2 * d for d in a.shape), a.dtype)
+        view = big[tuple(slice(None, None, 2) for _ in a.shape)]
+        if layout == "neg":
+            view = view[tuple(slice(None, None, -1) for _ in a.shape)]
+        view[...] = a
+        return view
+    return a
+
+
+def run_method_case(case):
+    rng = np.random.default_rng(case.seed)
+    uf = case.op.ufunc
+    vals = rng.normal(scale=4.0, size=case.shape).astype(np.float32).astype(case.dtype)
+    a = _laid_out(vals, case.layout)
+    nb = len(case.indices) if case.method == "at" else min(case.shape[0], 7)   # outer's second axis
+    b = _laid_out(rng.normal(scale=4.0, size=(nb,)).astype(np.float32).astype(case.dtype), case.layout)
+    with _Config(case):
+        if case.method == "reduce":
+            kw = {"axis": case.axis, "keepdims": case.keepdims}
+            if case.initial is not None:
+                kw["initial"] = case.initial
+            want = helpers.py_method(uf, "reduce", vals, **kw)
+            if case.out == "given":
+                out = np.empty(np.shape(want), case.dtype)
+                got = uf.reduce(a, out=out, **kw)
+                assert got is out
+            else:
+                got = uf.reduce(a, **kw)
+        elif case.method == "accumulate":
+            want = helpers.py_method(uf, "accumulate", vals, axis=case.axis)
+            if case.out == "inplace":
+                got = uf.accumulate(a, axis=case.axis, out=a)
+                assert got is a
+            elif case.out == "given":
+                got = uf.accumulate(a, axis=case.axis, out=_laid_out(np.empty_like(vals), case.layout))
+            else:
+                got = uf.accumulate(a, axis=case.axis)
+        elif case.method == "reduceat":
+            want = helpers.py_method(uf, "reduceat", vals, indices=list(case.indices))
+            got = uf.reduceat(a, list(case.indices))
+        elif case.method == "outer":
+            want = helpers.py_method(uf, "outer", vals, b)
+            got = uf.outer(a, b)
+        else:
+            want = helpers.py_method(uf, "at", vals, b if case.op.nin == 2 else None,
+                                     indices=list(case.indices))
+            got = a
+            if case.op.nin == 2:
+                uf.at(got, list(case.indices), b)
+            else:
+                uf.at(got, list(case.indices))
+    assert_same_bits(got, want, f"{case.op.name}.{case.method}")
+
+
+@FUZZ
+@given(method_cases())
+def test_ufunc_methods_are_the_python_fold(case):
+    run_method_case(case)
+    hypothesis.event(f"{case.method}")
 
 
 BAD_APPROXIMATE = st.one_of(

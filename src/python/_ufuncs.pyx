@@ -22,6 +22,12 @@ Design:
   runs are gathered in chunks of ``_CHUNK`` elements into stack
   buffers, computed by the same contiguous kernel, and scattered back: one
   formula for every layout, no second implementation to keep in step.
+- ``reduce``, ``accumulate``, ``reduceat``, ``outer`` and ``at`` are NumPy's
+  definitions: an output that overlaps an input (the layout of the first
+  three methods, ``_overlap``) is computed one element at a time, in order,
+  so a reduction is the left fold a Python loop over the ufunc computes,
+  to the bit; an ``out=`` that is an input shifted back takes chunks with
+  their inputs copied first.
 - NumPy releases the GIL around these loops (no object dtypes are involved).
 """
 from collections import namedtuple
@@ -116,6 +122,53 @@ cdef inline void _gather(char *dst, const char *src, cnp.npy_intp step,
         memcpy(dst + i * isz, src + i * step, isz)
 
 
+cdef inline bint _apart(const char *a, cnp.npy_intp sa, const char *b, cnp.npy_intp sb,
+                        cnp.npy_intp n, size_t isz) noexcept nogil:
+    """Whether n elements from a (step sa) and n from b (step sb) occupy
+    disjoint bytes, judged by the address ranges they span."""
+    cdef const char *a_lo = a + (sa * (n - 1) if sa < 0 else 0)
+    cdef const char *a_hi = a + (sa * (n - 1) if sa > 0 else 0) + isz
+    cdef const char *b_lo = b + (sb * (n - 1) if sb < 0 else 0)
+    cdef const char *b_hi = b + (sb * (n - 1) if sb > 0 else 0) + isz
+    return a_hi <= b_lo or b_hi <= a_lo
+
+
+cdef enum:
+    _APART = 0          # no input shares the output's memory but element for element
+    _COPY_AHEAD = 1     # an input is the output some elements on, in the loop's direction
+    _IN_ORDER = 2       # any other sharing: one element at a time, in order
+
+
+cdef int _overlap(char **args, cnp.npy_intp *steps, cnp.npy_intp n, int nin,
+                  size_t isz) noexcept nogil:
+    """How the output shares memory with the inputs, if at all.
+
+    NumPy copies operands that overlap before it calls a loop, except where
+    a loop that reads and writes one element at a time, in order, cannot
+    tell: an input that is the output shifted *ahead* (``f(a[1:],
+    out=a[:-1])``), and the methods: for ``reduce`` and ``reduceat`` the
+    output is the first input with step 0, for ``accumulate`` that input
+    one element *behind*, and each element must see the one written before
+    it.  A vector loop reads ahead of what it writes and rewrites a tail
+    window, so it gets each of these wrong.  An input ahead is safe in
+    chunks whose inputs are copied before their outputs are written
+    (_COPY_AHEAD); anything else runs element by element (_IN_ORDER)."""
+    cdef int k, how = _APART
+    cdef cnp.npy_intp so = steps[nin], d
+    if n < 2:
+        return _APART
+    if (so if so >= 0 else -so) < <cnp.npy_intp>isz:
+        return _IN_ORDER                # the output overlaps itself
+    for k in range(nin):
+        if (args[k] == args[nin] and steps[k] == so) or _apart(args[k], steps[k], args[nin], so, n, isz):
+            continue
+        d = args[k] - args[nin]
+        if steps[k] != so or d % so != 0 or d // so <= 0:
+            return _IN_ORDER
+        how = _COPY_AHEAD
+    return how
+
+
 cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
                 void *data) noexcept nogil:
     """Inner loop for every dtype: data encodes (op, dtype); float16 and
@@ -124,16 +177,29 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     cdef int op = gx_loop_op(code), dt = gx_loop_dt(code)
     cdef int nin = gx_nin(op), k
     cdef size_t isz = gx_itemsize(dt)
-    cdef cnp.npy_intp n = dims[0], start, m
+    cdef cnp.npy_intp n = dims[0], start, m, i
     cdef bint contiguous = True
     cdef const void *inp[3]
     cdef double buf[4][_CHUNK]          # 8-byte slots; 4- and 2-byte types use the first part
     cdef char *outp
 
+    cdef int overlap = _overlap(args, steps, n, nin, isz)
+    if overlap == _IN_ORDER:
+        # one element per kernel call, as a Python loop over the ufunc
+        # computes it (a scalar call is a call of n = 1): the same bits
+        for k in range(nin):
+            inp[k] = buf[k]
+        for i in range(n):
+            for k in range(nin):
+                memcpy(buf[k], args[k] + i * steps[k], isz)
+            gx_apply(op, dt, inp, buf[3], 1)
+            memcpy(args[nin] + i * steps[nin], buf[3], isz)
+        return
+
     for k in range(nin + 1):
         if steps[k] != <cnp.npy_intp>isz:
             contiguous = False
-    if contiguous:
+    if contiguous and overlap == _APART:
         for k in range(nin):
             inp[k] = args[k]
         gx_apply(op, dt, inp, args[nin], n)
@@ -143,7 +209,7 @@ cdef void _loop(char **args, cnp.npy_intp *dims, cnp.npy_intp *steps,
     while start < n:
         m = min(<cnp.npy_intp>_CHUNK, n - start)
         for k in range(nin):
-            if steps[k] == <cnp.npy_intp>isz:
+            if steps[k] == <cnp.npy_intp>isz and overlap == _APART:
                 inp[k] = args[k] + start * steps[k]
             else:
                 _gather(<char *>buf[k], args[k] + start * steps[k], steps[k], m, isz)
