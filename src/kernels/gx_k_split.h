@@ -25,7 +25,8 @@
  * 64-bit mask word (count trailing zeros): the work follows the number of
  * packed elements.  Which formula an element gets depends on its value only
  * (not on the block or thread split).  In place (out == an input) the block's
- * inputs are copied first; NumPy never passes partially overlapping arrays.
+ * inputs are copied first; the ufunc loop never passes partially
+ * overlapping arrays (_ufuncs.pyx, _overlap: it runs those element by element).
  * nin = 2: a derivative kernel, g = in[1] travels with x.  The block and
  * why it is that size: gx_kdefs.h. */
 /* Packing, with the ISA's GX_FN(pack_idx) where its header has one
