@@ -160,20 +160,27 @@ def test_long_reductions_on_threads_are_the_fold(dtype, threads):
         _ufuncs._set_num_threads(0)
 
 
-@pytest.mark.parametrize("layout", ["shifted_back", "shifted_on", "stride0_out", "reversed_out"])
-@pytest.mark.parametrize("op", BINARY + UNARY, ids=lambda o: o.name)
-def test_overlapping_out_gives_the_non_overlapping_result(op, layout):
+def overlap_cases():
+    """op x layout x dtype; the quick tier runs the pairwise subset."""
+    layouts = ["shifted_back", "shifted_on", "stride0_out", "reversed_out"]
+    return quick_tier(((op.name, lay, str(dt)), pytest.param(op, lay, dt, id=f"{op.name}-{lay}-{dt}"))
+                      for op in BINARY + UNARY for lay in layouts for dt in DTYPES)
+
+
+@pytest.mark.parametrize("op, layout, dtype", overlap_cases())
+def test_overlapping_out_gives_the_non_overlapping_result(op, layout, dtype):
     """An ``out=`` sharing memory with an input, whatever the offset, step
-    or direction, gives what a separate output would have held."""
-    base = _values(np.float64, (40,), seed=5)
-    other = _values(np.float64, (39,), seed=6)
+    or direction, gives what a separate output would have held (long enough
+    to cross the strided loop's 512-element chunks)."""
+    base = _values(dtype, (1200,), seed=5)
+    other = _values(dtype, (1199,), seed=6)
     buf = base.copy()
     x = buf[1:] if layout != "shifted_on" else buf[:-1]
     args = (x, other) if op.nin == 2 else (x,)
     if layout == "stride0_out":
-        out = np.lib.stride_tricks.as_strided(buf[5:], shape=(39,), strides=(0,))
+        out = np.lib.stride_tricks.as_strided(buf[5:], shape=(1199,), strides=(0,))
     elif layout == "reversed_out":
-        out = buf[::-1][:39]
+        out = buf[::-1][:1199]
     else:
         out = buf[:-1] if layout == "shifted_back" else buf[1:]
     want = op.ufunc(*[np.array(v) for v in args])
