@@ -317,8 +317,9 @@ def test_gated_names_with_another_forward_are_not_fused_but_their_activation_is_
     model = torch.nn.Sequential(OtherGatedMLP())
     report = gt.patch_model(model, gated_mlp=True)
     assert [(s.name, s.reason) for s in report.not_fused] == [
-        ("0", "its forward is none of the gated forms gelu_ext fuses (LLaMA's, Phi-3's, T5's): "
-              "its activation is replaced alone")]
+        ("0", "its forward is none of the gated forms gelu_ext fuses (LLaMA's, Phi-3's, T5's, "
+              "ModernBERT's), so its activation is replaced alone; closest is LLaMA's, from which "
+              "it differs: the same names, other operations")]
     assert [(r.name, type(r.new)) for r in report.replaced] == [("0.act_fn", gt.SiLU)]
 
 
@@ -395,6 +396,7 @@ def test_check_on_lfm2_counts_torch_silu_then_functional_mode_routes_it():
     ("models.t5.modeling_t5.T5DenseGatedActDense", "T5Config", gt.GatedActDense),
     ("models.mt5.modeling_mt5.MT5DenseGatedActDense", "MT5Config", gt.GatedActDense),
     ("models.longt5.modeling_longt5.LongT5DenseGatedActDense", "LongT5Config", gt.GatedActDense),
+    ("models.modernbert.modeling_modernbert.ModernBertMLP", "ModernBertConfig", gt.PackedGatedDense),
 ], ids=lambda v: v.rsplit(".", 1)[-1] if isinstance(v, str) else "")
 def test_transformers_gated_mlp_classes_are_fused(transformers_class, config, fused):
     transformers = transformers_or_skip()

@@ -263,6 +263,11 @@ def _t5_form_no_cast(self, hidden_states):
     return hidden_states
 
 
+def _modernbert_form(self, hidden_states):
+    input, gate = self.Wi(hidden_states).chunk(2, dim=-1)
+    return self.Wo(self.drop(self.act(input) * gate))
+
+
 GatedForm = namedtuple("GatedForm", "name forward act children cls kwargs")
 
 _LLAMA_CHILDREN = ("gate_proj", "up_proj", "down_proj")
@@ -276,10 +281,13 @@ _GATED_FORMS = (
     GatedForm("T5's", _t5_form, "act", _T5_CHILDREN, gnn.GatedActDense, {"cast_to_wo": True}),
     GatedForm("T5's", _t5_form_no_cast, "act", _T5_CHILDREN, gnn.GatedActDense,
               {"cast_to_wo": False}),
+    GatedForm("ModernBERT's", _modernbert_form, "act", ("Wi", "drop", "Wo"), gnn.PackedGatedDense,
+              {}),
 )
 
 # children by which a block looks like a gated MLP, for the not_fused report
-_GATED_LOOKS = (("gate_proj", "up_proj"), ("gate_up_proj",), ("wi_0", "wi_1"), ("w1", "w3"))
+_GATED_LOOKS = (("gate_proj", "up_proj"), ("gate_up_proj",), ("wi_0", "wi_1"), ("w1", "w3"),
+                ("Wi", "Wo"))
 
 
 def _code(f):
@@ -320,6 +328,36 @@ def _droppable(module, keep=()):
     return None
 
 
+def _how_it_differs(module):
+    """How ``module``'s forward differs from the closest form of
+    ``_GATED_FORMS`` whose submodules it has, as a phrase (or ""): so a
+    block of another transformers version says what to look at."""
+    fwd = getattr(type(module), "forward", None)
+    if not hasattr(fwd, "__code__"):
+        return ""
+    code, best = fwd.__code__, None
+    for form in _GATED_FORMS:
+        if any(module._modules.get(n) is None for n in (*form.children, form.act)):
+            continue
+        ref = form.forward.__code__
+        args, ref_args = code.co_varnames[:code.co_argcount], ref.co_varnames[:ref.co_argcount]
+        extra = [n for n in dict.fromkeys(code.co_names) if n not in ref.co_names]
+        lacks = [n for n in dict.fromkeys(ref.co_names) if n not in code.co_names]
+        diffs = []
+        if args != ref_args:
+            diffs.append(f"arguments ({', '.join(args)}), not ({', '.join(ref_args)})")
+        if extra:
+            diffs.append(f"also reads {', '.join(extra[:6])}{', ...' if len(extra) > 6 else ''}")
+        if lacks:
+            diffs.append(f"does not read {', '.join(lacks)}")
+        if not diffs:
+            diffs.append("the same names, other operations")
+        score = (args != ref_args) + len(extra) + len(lacks)
+        if best is None or score < best[0]:
+            best = (score, form.name, diffs)
+    return f"; closest is {best[1]}, from which it differs: {'; '.join(best[2])}" if best else ""
+
+
 def _gated_mlp(module, mapped, replace_with=None):
     """(fused module, names of the children it took) for a gated MLP
     ``_GATED_FORMS`` knows, (None, reason) for one that only looks gated,
@@ -334,8 +372,8 @@ def _gated_mlp(module, mapped, replace_with=None):
                 return None, ("no activation submodule: its forward calls the activation as a "
                               "function (gelu_ext.torch.functional_mode() reaches it)")
             return None, (f"its forward is none of the gated forms gelu_ext fuses "
-                          f"({', '.join(dict.fromkeys(f.name for f in _GATED_FORMS))}): "
-                          f"its activation is replaced alone")
+                          f"({', '.join(dict.fromkeys(f.name for f in _GATED_FORMS))}), so its "
+                          f"activation is replaced alone{_how_it_differs(module)}")
         return None, None
     missing = [n for n in (*form.children, form.act) if module._modules.get(n) is None]
     if missing:

@@ -251,4 +251,31 @@ class GatedActDense(torch.nn.Module):
                 f"cast_to_wo={self.cast_to_wo}")
 
 
-__all__ += ["GatedMLP", "PackedGatedMLP", "GatedActDense"]
+class PackedGatedDense(torch.nn.Module):
+    """ModernBERT's gated MLP (``ModernBertMLP``), gate and up in one
+    Linear: ``input, gate = Wi(x).chunk(2, -1)``, then
+    ``Wo(drop(act(input) * gate))``, the activation and the product fused.
+
+    The first half goes through the activation, as in ``PackedGatedMLP``, so
+    ``geglu(input, gate)`` gives the bits of ``act(input) * gate`` with
+    gelu_ext's ``act``.  Holds the original block's ``Wi``, ``drop`` and
+    ``Wo`` under their names (same ``state_dict``);
+    ``patch_model(..., gated_mlp=True)`` builds it.
+    """
+
+    def __init__(self, Wi, drop, Wo, gate="gelu", approximate="none"):
+        super().__init__()
+        _check_gate(gate, approximate)
+        self.Wi, self.drop, self.Wo = Wi, drop, Wo
+        self.gate = gate
+        self.approximate = approximate
+
+    def forward(self, hidden_states):
+        input, gate = self.Wi(hidden_states).chunk(2, dim=-1)
+        return self.Wo(self.drop(_gated(self.gate, self.approximate, input, gate)))
+
+    def extra_repr(self):
+        return f"gate={self.gate!r}, approximate={self.approximate!r}"
+
+
+__all__ += ["GatedMLP", "PackedGatedMLP", "GatedActDense", "PackedGatedDense"]
