@@ -1,7 +1,8 @@
 """patch_model / unpatch_model around what users do in between (PEFT LoRA,
 merge_and_unload, swapped children, hooks, train/eval, dtype), the coverage
-the report states (nothing replaced, gated MLPs not fused, ``check``), the
-fused Phi-3 and T5 blocks, and ``functional_mode``.
+the report states (nothing replaced, gated MLPs not fused, functional call
+sites, ``check`` and ``example_inputs``), the fused Phi-3, T5 and ModernBERT
+blocks, and ``functional_mode``.
 
 Models are transformers' classes built from tiny configs with random weights
 (no hub); each test takes a second or two, the compiled ones are ``slow``.
@@ -69,6 +70,34 @@ def tiny_lfm2():
     return tiny("Lfm2ForCausalLM", "Lfm2Config", vocab_size=100, hidden_size=32,
                 intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                 num_key_value_heads=2, layer_types=["conv", "full_attention"])
+
+
+def tiny_whisper():
+    model = tiny("WhisperModel", "WhisperConfig", vocab_size=100, num_mel_bins=8, encoder_layers=1,
+                 decoder_layers=1, d_model=32, encoder_attention_heads=2,
+                 decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                 max_source_positions=16, max_target_positions=16, pad_token_id=0,
+                 decoder_start_token_id=1)
+    feats = torch.randn(1, 8, 32, generator=torch.Generator().manual_seed(2))
+    return model, {"input_features": feats, "decoder_input_ids": torch.tensor([[1, 5, 6]])}
+
+
+def tiny_mamba():
+    return tiny("MambaForCausalLM", "MambaConfig", vocab_size=100, hidden_size=32, state_size=4,
+                num_hidden_layers=2, expand=2, conv_kernel=4)
+
+
+def tiny_roberta_mlm():
+    return tiny("RobertaForMaskedLM", "RobertaConfig", vocab_size=100, hidden_size=32,
+                num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                max_position_embeddings=32)
+
+
+def tiny_modernbert():
+    return tiny("ModernBertForMaskedLM", "ModernBertConfig", vocab_size=100, hidden_size=32,
+                intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                max_position_embeddings=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                cls_token_id=1, sep_token_id=2)
 
 
 IDS = torch.randint(0, 100, (2, 7), generator=torch.Generator().manual_seed(1))
@@ -360,12 +389,11 @@ def test_check_on_llama_everything_ours_ran():
     coverage = report.check(model, input_ids=IDS)
     assert coverage.never_called == [] and coverage.torch_activations == {}
     assert coverage.gelu_ext_ops == {"swiglu": 2}
-    assert not any(m._forward_pre_hooks for m in model.modules())        # hooks removed
+    assert not any(m._forward_pre_hooks or m._forward_hooks for m in model.modules())  # removed
 
 
 def test_check_on_mamba_finds_the_replaced_act_never_called():
-    model = tiny("MambaForCausalLM", "MambaConfig", vocab_size=100, hidden_size=32, state_size=4,
-                 num_hidden_layers=2, expand=2, conv_kernel=4)
+    model = tiny_mamba()
     report = gt.patch_model(model)
     assert [r.name for r in report.replaced] == [f"backbone.layers.{i}.mixer.act" for i in (0, 1)]
     coverage = report.check(model, input_ids=IDS)
@@ -384,7 +412,164 @@ def test_check_on_lfm2_counts_torch_silu_then_functional_mode_routes_it():
     assert coverage.torch_activations == {} and coverage.gelu_ext_ops == {"silu": 2}
 
 
-# ------------------------------------------------ fused Phi-3 and T5 blocks --
+def test_summary_without_a_forward_says_coverage_is_not_verified():
+    report = gt.patch_model(tiny_mamba())
+    assert report.coverage is None
+    assert str(report).startswith("PatchReport: replaced 2 modules (not verified: pass "
+                                  "example_inputs= or call report.check(model, ...))")
+
+
+def test_example_inputs_run_the_check_and_mamba_reads_as_nothing_called():
+    report = gt.patch_model(tiny_mamba(), example_inputs={"input_ids": IDS})
+    assert report.coverage.never_called == [r.name for r in report.replaced]
+    assert str(report).startswith("PatchReport: replaced 2 modules, 0 called by the checked "
+                                  "forward, 2 never called; torch activations still run: silu x4")
+    assert "backbone.layers.0.mixer.act: SiLUActivation -> SiLU() (never called)" in str(report)
+
+
+def test_check_keeps_its_coverage_for_the_summary():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+    report = gt.patch_model(model)
+    coverage = report.check(model, torch.randn(2, 4))
+    assert report.coverage is coverage
+    assert str(report).startswith("PatchReport: replaced 1 module, 1 called by the checked "
+                                  "forward, 0 never called; torch activations still run: none")
+
+
+@pytest.mark.parametrize("example_inputs", [
+    (torch.randn(2, 4),), [torch.randn(2, 4)], {"input": torch.randn(2, 4)}, torch.randn(2, 4),
+], ids=["tuple", "list", "dict", "tensor"])
+def test_example_inputs_as_arguments_keywords_or_one_tensor(example_inputs):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+    report = gt.patch_model(model, example_inputs=example_inputs)
+    assert report.coverage.never_called == [] and report.coverage.gelu_ext_ops == {"gelu": 1}
+
+
+def test_example_inputs_of_another_kind_are_refused_before_patching():
+    model = torch.nn.Sequential(torch.nn.GELU())
+    with pytest.raises(TypeError, match=r"example_inputs must be a tuple \(positional arguments\), "
+                                        r"a dict \(keyword arguments\) or a Tensor, got int"):
+        gt.patch_model(model, example_inputs=3)
+    assert type(model[0]) is torch.nn.GELU
+
+
+FUNCTIONAL_SITES = {
+    # model: (its tiny build and inputs, the modules listed with what their
+    # code calls, where torch's activations run in one forward)
+    "mamba": (lambda: (tiny_mamba(), {"input_ids": IDS}),
+              {f"backbone.layers.{i}.mixer": (
+                  "ACT2FN[...] (a module built per call) in causal_conv1d_update, causal_conv1d_fn",
+                  "F.silu in mamba_selective_state_update, mamba_selective_scan") for i in (0, 1)},
+              {f"backbone.layers.{i}.mixer": {"silu": 2} for i in (0, 1)}),
+    "roberta-mlm": (lambda: (tiny_roberta_mlm(), {"input_ids": IDS}),
+                    {"lm_head": ("gelu (a GELUActivation outside the model's modules) in forward",)},
+                    {"lm_head": {"gelu": 1}}),
+    "whisper": (lambda: tiny_whisper(),
+                {"encoder": ("nn.functional.gelu in forward",)},
+                {"encoder": {"gelu": 2}}),
+    # the short-conv layer's helper applies an activation only when given
+    # one: listed by its code, not run
+    "lfm2": (lambda: (tiny_lfm2(), {"input_ids": IDS}),
+             {"model.layers.0.conv": ("ACT2FN[...] (a module built per call) in "
+                                      "causal_conv1d_update, causal_conv1d_fn",),
+              **{f"model.layers.{i}.feed_forward": ("F.silu in forward",) for i in (0, 1)}},
+             {f"model.layers.{i}.feed_forward": {"silu": 1} for i in (0, 1)}),
+}
+
+
+@pytest.mark.filterwarnings("ignore:patch_model replaced nothing:UserWarning")     # LFM2
+@pytest.mark.parametrize("which", list(FUNCTIONAL_SITES))
+def test_functional_call_sites_are_listed_by_module(which):
+    build, listed, _ = FUNCTIONAL_SITES[which]
+    model, _ = build()
+    report = gt.patch_model(model)
+    assert {f.name: f.calls for f in report.functional} == listed
+    lines = str(report).splitlines()
+    for name, calls in listed.items():
+        assert any(line.startswith(f"  {name}: ") and "; ".join(calls) in line for line in lines)
+
+
+@pytest.mark.filterwarnings("ignore:patch_model replaced nothing:UserWarning")
+@pytest.mark.parametrize("which", list(FUNCTIONAL_SITES))
+def test_check_names_the_module_running_each_torch_activation(which):
+    build, _, ran = FUNCTIONAL_SITES[which]
+    model, inputs = build()
+    report = gt.patch_model(model, example_inputs=inputs)
+    assert report.coverage.torch_activations_in == ran
+
+
+@pytest.mark.filterwarnings("ignore:patch_model replaced nothing:UserWarning")
+@pytest.mark.parametrize("which", list(FUNCTIONAL_SITES))
+def test_functional_mode_reaches_every_listed_call_site(which):
+    build, _, _ = FUNCTIONAL_SITES[which]
+    model, inputs = build()
+    report = gt.patch_model(model)
+    with gt.functional_mode():
+        coverage = report.check(model, **inputs)
+    assert coverage.torch_activations == {} and coverage.torch_activations_in == {}
+
+
+def test_an_activation_function_held_by_the_instance_is_listed():
+    block = LlamaFormMLP()
+    del block.act_fn
+    block.act_fn = F.silu
+    with pytest.warns(UserWarning, match="replaced nothing"):
+        report = gt.patch_model(torch.nn.Sequential(block))
+    assert [(f.name, f.calls) for f in report.functional] == [
+        ("0", ("self.act_fn (F.silu) in forward",))]
+
+
+def test_modules_whose_forward_calls_no_activation_are_not_listed():
+    report = gt.patch_model(tiny_llama(), gated_mlp=True)
+    assert report.functional == []
+
+
+class OldLlamaMLP(LlamaFormMLP):
+    """LLaMA's MLP as transformers 4.46 wrote it: a tensor-parallel branch
+    before the form gelu_ext fuses."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = type("Config", (), {"pretraining_tp": 1})()
+        self.intermediate_size = 16
+
+    def forward(self, x):
+        if self.config.pretraining_tp > 1:
+            slice = self.intermediate_size // self.config.pretraining_tp
+            gate_proj_slices = self.gate_proj.weight.split(slice, dim=0)
+            up_proj_slices = self.up_proj.weight.split(slice, dim=0)
+            down_proj_slices = self.down_proj.weight.split(slice, dim=1)
+            gate_proj = torch.cat(
+                [F.linear(x, gate_proj_slices[i]) for i in range(self.config.pretraining_tp)], dim=-1)
+            up_proj = torch.cat([F.linear(x, up_proj_slices[i])
+                                 for i in range(self.config.pretraining_tp)], dim=-1)
+            intermediate_states = (self.act_fn(gate_proj) * up_proj).split(slice, dim=2)
+            down_proj = [F.linear(intermediate_states[i], down_proj_slices[i])
+                         for i in range(self.config.pretraining_tp)]
+            down_proj = sum(down_proj)
+        else:
+            down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return down_proj
+
+
+class OldQwen2MLP(LlamaFormMLP):
+    """Qwen2's MLP as transformers 4.46 wrote it: LLaMA's form, its argument
+    named otherwise (which a caller passing it by name would see)."""
+
+    def forward(self, hidden_state):
+        return self.down_proj(self.act_fn(self.gate_proj(hidden_state)) * self.up_proj(hidden_state))
+
+
+@pytest.mark.parametrize("block, differs", [
+    (OldLlamaMLP, "also reads config, pretraining_tp, intermediate_size, weight, split, torch, ..."),
+    (OldQwen2MLP, "arguments (self, hidden_state), not (self, x)"),
+], ids=["llama-4.46", "qwen2-4.46"])
+def test_a_gated_mlp_of_another_form_says_how_it_differs(block, differs):
+    report = gt.patch_model(torch.nn.Sequential(block()), gated_mlp=True)
+    assert report.not_fused[0].reason.endswith(f"closest is LLaMA's, from which it differs: {differs}")
+
+
+# ------------------------------------ fused Phi-3, T5 and ModernBERT blocks --
 
 @pytest.mark.parametrize("transformers_class, config, fused", [
     ("models.llama.modeling_llama.LlamaMLP", "LlamaConfig", gt.GatedMLP),
@@ -472,6 +657,31 @@ def test_tiny_t5_gated_gelu_fused_close_and_unpatched_bit_for_bit():
     np.testing.assert_array_equal(bits(logits(model, decoder_input_ids=IDS)), bits(before))
 
 
+def test_packed_gated_dense_is_the_unfused_gelu_ext_composition_bit_for_bit():
+    torch.manual_seed(0)
+    wi, wo = torch.nn.Linear(16, 64), torch.nn.Linear(32, 16)
+    x = torch.randn(5, 16)
+    input, gate = wi(x).chunk(2, dim=-1)
+    for approximate in ("none", "tanh"):
+        fused = gt.PackedGatedDense(wi, torch.nn.Dropout(0.1).eval(), wo, "gelu", approximate)(x)
+        np.testing.assert_array_equal(bits(fused), bits(wo(GF.gelu(input, approximate) * gate)))
+
+
+def test_tiny_modernbert_geglu_fused_close_and_unpatched_bit_for_bit():
+    model = tiny_modernbert()
+    before = logits(model)
+    keys = list(model.state_dict())
+    report = gt.patch_model(model, gated_mlp=True, example_inputs={"input_ids": IDS})
+    assert [(r.name, type(r.new)) for r in report.replaced] == [
+        ("model.layers.0.mlp", gt.PackedGatedDense), ("model.layers.1.mlp", gt.PackedGatedDense),
+        ("head.act", gt.GELU)]
+    assert report.not_fused == [] and list(model.state_dict()) == keys
+    assert report.coverage.gelu_ext_ops == {"geglu": 2, "gelu": 1}
+    torch.testing.assert_close(logits(model), before, rtol=1e-5, atol=1e-5)
+    gt.unpatch_model(model)
+    np.testing.assert_array_equal(bits(logits(model)), bits(before))
+
+
 # ---------------------------------------------------------- functional_mode --
 
 X = torch.linspace(-8, 8, 41)          # ReLU6 clips at 6
@@ -556,16 +766,6 @@ def test_functional_mode_on_tiny_lfm2_no_torch_activation_runs():
         after = model(input_ids=IDS).logits
     assert counter.torch_activations == {} and counter.gelu_ext_ops == {"silu": 2}
     torch.testing.assert_close(after, before, rtol=1e-5, atol=1e-5)
-
-
-def tiny_whisper():
-    model = tiny("WhisperModel", "WhisperConfig", vocab_size=100, num_mel_bins=8, encoder_layers=1,
-                 decoder_layers=1, d_model=32, encoder_attention_heads=2,
-                 decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                 max_source_positions=16, max_target_positions=16, pad_token_id=0,
-                 decoder_start_token_id=1)
-    feats = torch.randn(1, 8, 32, generator=torch.Generator().manual_seed(2))
-    return model, {"input_features": feats, "decoder_input_ids": torch.tensor([[1, 5, 6]])}
 
 
 def test_functional_mode_on_tiny_whisper_no_torch_activation_runs():

@@ -11,9 +11,10 @@ imports torch.  Three ways in:
 * modules named like ``torch.nn``'s: ``GELU(approximate=...)``, ``ReLU``,
   ``SiLU``, ... (``nn.__all__``), ``SwiGLU``, ``GEGLU``, ``GatedMLP``;
 * ``patch_model(model)``: every activation submodule gelu_ext computes
-  swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's and
-  T5's gated MLP blocks fused too); ``unpatch_model(model)`` undoes it;
-  ``report.check(model, *inputs)`` runs one forward and says what ran;
+  swapped in place for its module (``gated_mlp=True``: LLaMA's, Phi-3's,
+  T5's and ModernBERT's gated MLP blocks fused too); ``unpatch_model(model)``
+  undoes it; ``example_inputs=`` (or ``report.check(model, *inputs)``) runs
+  one forward and says what ran, which the report cannot know otherwise;
 * ``with functional_mode():`` routes ``F.gelu``/``silu``/``relu`` called
   inside a model's ``forward`` to gelu_ext's ops.
 

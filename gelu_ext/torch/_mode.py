@@ -17,7 +17,7 @@ Design:
   counts the aten activation ops and gelu_ext's ops actually run; the tests
   and ``PatchReport.check`` read it.
 """
-from collections import Counter
+from collections import Counter, defaultdict
 
 import torch
 import torch.nn.functional as F
@@ -114,12 +114,17 @@ _TORCH_ACTIVATIONS = frozenset(["gelu", "gelu_", "silu", "silu_", "relu", "relu_
 
 class _counting(TorchDispatchMode):
     """Counts, by name, the aten activation ops (``torch_activations``) and
-    gelu_ext's ops (``gelu_ext_ops``) that run inside the block."""
+    gelu_ext's ops (``gelu_ext_ops``) that run inside the block; given
+    ``where`` (a callable naming the place running now: ``PatchReport.check``
+    passes the innermost module's name), also the aten ones by place
+    (``torch_activations_in``)."""
 
-    def __init__(self):
+    def __init__(self, where=None):
         super().__init__()
         self.torch_activations = Counter()
         self.gelu_ext_ops = Counter()
+        self.torch_activations_in = defaultdict(Counter)
+        self._where = where
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
@@ -127,4 +132,6 @@ class _counting(TorchDispatchMode):
             self.gelu_ext_ops[name] += 1
         elif func.namespace == "aten" and name in _TORCH_ACTIVATIONS:
             self.torch_activations[name] += 1
+            if self._where is not None:
+                self.torch_activations_in[self._where()][name] += 1
         return func(*args, **(kwargs or {}))

@@ -32,12 +32,24 @@ Design:
   the patched model stays done.  What the original cannot take (hooks,
   parameters or buffers added to our module, a child removed) makes
   ``unpatch_model`` refuse, naming it, before it changes anything.
-* What runs is only known by running: ``PatchReport.check`` runs one forward
-  and reports replaced modules never called and torch activations still
-  computed (``functional_mode`` in ``_mode.py`` reaches those).
+* What runs is only known by running: ``PatchReport.check`` (or
+  ``patch_model(..., example_inputs=)``) runs one forward and reports
+  replaced modules never called and torch activations still computed, by the
+  module running them (``functional_mode`` in ``_mode.py`` reaches those).
+  Until then the report's summary says its coverage is not verified: a
+  module put in may never be called (Mamba's mixer builds its activation on
+  each call), so "replaced" is not "covered".
+* Activations a ``forward`` calls as functions are listed (``functional``),
+  not reached: covering them would mean rebinding that ``forward``.  They
+  are found in the code, as the gated forms are (see ``_functional_calls``),
+  and ``functional_mode`` runs them on gelu_ext's ops.
 """
 from collections import Counter, namedtuple
+import builtins
+import dis
+import inspect
 import sys
+import types
 import warnings
 
 import torch
@@ -45,10 +57,11 @@ import torch
 from .. import _spec
 from .._activation import _HF_NAMES
 from . import nn as gnn
-from ._mode import _counting
+from ._mode import _ROUTES, _counting
 
 Replaced = namedtuple("Replaced", "name old new")
 Skipped = namedtuple("Skipped", "name module reason")
+Functional = namedtuple("Functional", "name module calls")
 
 # in the __dict__ of a module put in: the module it replaced, and the names of
 # the original's children it took (held under the same names)
@@ -85,33 +98,68 @@ _WHY_NOT = {
 class PatchReport:
     """What ``patch_model`` did: ``replaced`` (``Replaced(name, old, new)``
     per submodule put in), ``skipped`` (``Skipped(name, module, reason)`` per
-    activation-like submodule left as it was) and, with ``gated_mlp=True``,
-    ``not_fused`` (``Skipped`` per block that looks like a gated MLP but was
-    not fused, with the reason)."""
+    activation-like submodule left as it was), ``not_fused`` (with
+    ``gated_mlp=True``: ``Skipped`` per block that looks like a gated MLP but
+    was not fused, with the reason) and ``functional`` (``Functional(name,
+    module, calls)`` per module whose ``forward`` calls an activation as a
+    function, which no module swap reaches: ``calls`` says which and where).
 
-    def __init__(self, replaced, skipped, not_fused=()):
+    ``coverage`` is what one forward showed (``check``'s ``Coverage``), or
+    None: until a forward has run, a module put in is not known to run (a
+    model may build its activation on each call instead), and the summary
+    says so."""
+
+    def __init__(self, replaced, skipped, not_fused=(), functional=()):
         self.replaced = replaced
         self.skipped = skipped
         self.not_fused = list(not_fused)
+        self.functional = list(functional)
+        self.coverage = None
 
     def __len__(self):
         return len(self.replaced)
 
+    def _summary(self):
+        n = len(self.replaced)
+        head = f"replaced {n} module{'' if n == 1 else 's'}"
+        cov = self.coverage
+        if cov is None:
+            head += " (not verified: pass example_inputs= or call report.check(model, ...))"
+        else:
+            head += (f", {n - len(cov.never_called)} called by the checked forward, "
+                     f"{len(cov.never_called)} never called; torch activations still run: "
+                     + (", ".join(f"{op} x{k}" for op, k in sorted(cov.torch_activations.items()))
+                        or "none"))
+        k = len(self.functional)
+        return (f"PatchReport: {head}; {len(self.skipped)} skipped, {len(self.not_fused)} gated "
+                f"MLPs not fused, {k} module{'' if k == 1 else 's'} whose forward can call "
+                f"activations as functions")
+
     def __repr__(self):
-        lines = [f"PatchReport: {len(self.replaced)} replaced, {len(self.skipped)} skipped, "
-                 f"{len(self.not_fused)} gated MLPs not fused"]
-        lines += [f"  {r.name}: {type(r.old).__name__} -> {r.new!r}" for r in self.replaced]
+        never = set(self.coverage.never_called) if self.coverage is not None else set()
+        lines = [self._summary()]
+        lines += [f"  {r.name}: {type(r.old).__name__} -> {r.new!r}"
+                  + (" (never called)" if r.name in never else "") for r in self.replaced]
         lines += [f"  {s.name}: {type(s.module).__name__} kept ({s.reason})" for s in self.skipped]
         lines += [f"  {s.name}: {type(s.module).__name__} not fused ({s.reason})"
                   for s in self.not_fused]
+        lines += [f"  {f.name or '(the model)'}: {type(f.module).__name__} can call "
+                  f"{'; '.join(f.calls)} (torch's unless under functional_mode())"
+                  for f in self.functional]
+        if self.coverage is not None:
+            lines += [f"  torch {', '.join(f'{op} x{k}' for op, k in sorted(ops.items()))} "
+                      f"ran in {where or '(the model)'}"
+                      for where, ops in self.coverage.torch_activations_in.items()]
         return "\n".join(lines)
 
     def check(self, model, *args, **kwargs):
         """Run ``model(*args, **kwargs)`` once under ``torch.no_grad()`` and
         say what ran: which modules put in were never called, and which of
-        torch's activation ops still ran (a ``forward`` calling ``F.silu``
-        itself, or an activation module built on the fly, as Mamba's mixer
-        does); ``patch_model`` cannot see either without running the model.
+        torch's activation ops still ran, and in which module (a ``forward``
+        calling ``F.silu`` itself, or an activation module built on the fly,
+        as Mamba's mixer does); ``patch_model`` cannot see either without
+        running the model.  The result is kept as ``coverage``, which the
+        summary then states.
 
         Returns
         -------
@@ -120,45 +168,53 @@ class PatchReport:
             that the forward did not call; ``torch_activations``: ``{aten op
             name: calls}`` for torch's gelu, silu, relu and sigmoid (the last
             is how quick GELU and hand-written SiLU are computed);
-            ``gelu_ext_ops``: ``{op name: calls}`` for ``torch.ops.gelu_ext``.
-            Where ``torch_activations`` is not empty, ``with
+            ``gelu_ext_ops``: ``{op name: calls}`` for ``torch.ops.gelu_ext``;
+            ``torch_activations_in``: ``{module name: {aten op name: calls}}``,
+            the innermost module of the model running when each of torch's
+            ran (``""``: the model's own ``forward``).  Where
+            ``torch_activations`` is not empty, ``with
             gelu_ext.torch.functional_mode():`` routes the functional calls
             to gelu_ext.
         """
-        calls = Counter()
-        handles = []
+        calls, stack, handles = Counter(), [], []
+
+        def enter(module, _):
+            calls[id(module)] += 1
+            stack.append(names[id(module)])
+
+        def leave(*_):
+            stack.pop()
+
+        names = {id(m): name for name, m in model.named_modules()}
         try:
-            for r in self.replaced:
-                if all(h.id != id(r.new) for h in handles):
-                    handles.append(_CountCalls(r.new, calls))
-            counter = _counting()
+            for m in model.modules():
+                if isinstance(m, torch.jit.ScriptModule):
+                    continue            # takes no hooks: what it runs counts for its caller
+                handles.append(m.register_forward_pre_hook(enter))
+                # always_call: a forward that raises still leaves the stack
+                handles.append(m.register_forward_hook(leave, always_call=True))
+            counter = _counting(where=lambda: stack[-1] if stack else "")
             with torch.no_grad(), counter:
                 model(*args, **kwargs)
         finally:
             for h in handles:
                 h.remove()
-        return Coverage([r.name for r in self.replaced if calls[id(r.new)] == 0],
-                        dict(counter.torch_activations), dict(counter.gelu_ext_ops))
+        self.coverage = Coverage(
+            [r.name for r in self.replaced if calls[id(r.new)] == 0],
+            dict(counter.torch_activations), dict(counter.gelu_ext_ops),
+            {where: dict(ops) for where, ops in counter.torch_activations_in.items()})
+        return self.coverage
 
 
-class _CountCalls:
-    """A forward pre-hook counting a module's calls under its id."""
-
-    def __init__(self, module, calls):
-        self.id = id(module)
-        self._handle = module.register_forward_pre_hook(lambda *_: calls.update([self.id]))
-
-    def remove(self):
-        self._handle.remove()
-
-
-class Coverage(namedtuple("Coverage", "never_called torch_activations gelu_ext_ops")):
+class Coverage(namedtuple("Coverage",
+                          "never_called torch_activations gelu_ext_ops torch_activations_in")):
     """What ``PatchReport.check`` saw run (see there)."""
 
     def __repr__(self):
         return (f"Coverage: never called {self.never_called or 'none'}; "
-                f"torch activations {self.torch_activations or 'none'}; "
-                f"gelu_ext ops {self.gelu_ext_ops or 'none'}")
+                f"torch activations {self.torch_activations or 'none'}"
+                + (f" (in {self.torch_activations_in})" if self.torch_activations_in else "")
+                + f"; gelu_ext ops {self.gelu_ext_ops or 'none'}")
 
 
 def _transformers_classes():
@@ -408,7 +464,160 @@ def _children(model):
     return out
 
 
-def patch_model(model, *, gated_mlp=False, replace_with=None):
+# Activations a forward calls as functions (``F.silu(self.w1(x))``,
+# RoBERTa's ``gelu(x)``, Mamba's ``ACT2FN[self.activation](out)``): no module
+# swap reaches them, so they are listed by the module whose forward makes
+# them.  Found in the code, as ``_GATED_FORMS`` are: each global (or closure
+# variable) the forward loads, with the attributes read from it, is resolved
+# to its object, and a function of the forward's own source module it calls
+# (Mamba's ``mamba_selective_scan``) is read in turn.  What runs only by a
+# path the code does not name (an op looked up by string) is for ``check``.
+
+# torch's activation functions, as functional_mode routes them, by their
+# usual spelling (hardtanh is left out: only its (0, 6) form is ReLU6)
+def _spelling(f):
+    for prefix, namespace in (("F", torch.nn.functional), ("torch", torch)):
+        if getattr(namespace, f.__name__, None) is f:
+            return f"{prefix}.{f.__name__}"
+    return f"Tensor.{f.__name__}"
+
+
+_ACT_FUNCTIONS = {f: _spelling(f) for f in _ROUTES if f is not torch.nn.functional.hardtanh}
+_LOADS = frozenset(["LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"])
+_ATTRS = frozenset(["LOAD_ATTR", "LOAD_METHOD"])
+
+
+def _codes(code):
+    """``code`` and the code objects nested in it (comprehensions, inner
+    functions), which read the same globals."""
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _codes(c)
+
+
+def _closure(fn):
+    """``{name: value}`` of ``fn``'s closure variables."""
+    out = {}
+    for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[var] = cell.cell_contents
+        except ValueError:          # a cell not yet filled
+            pass
+    return out
+
+
+def _loaded(fn):
+    """(dotted spelling, object) of each global or closure variable ``fn``
+    loads, with the attributes read from it, in order; (spelling, None)
+    where an attribute cannot be read."""
+    code = fn.__code__
+    scope = dict(vars(builtins))
+    scope.update(getattr(fn, "__globals__", {}))
+    scope.update(_closure(fn))
+    for c in _codes(code):
+        chain = None
+        for ins in [*dis.get_instructions(c), None]:
+            if chain is not None and ins is not None and ins.opname in _ATTRS:
+                obj = chain[1]
+                try:
+                    obj = None if obj is None else inspect.getattr_static(obj, ins.argval)
+                except AttributeError:
+                    obj = None
+                chain = (f"{chain[0]}.{ins.argval}", obj)
+                continue
+            if chain is not None:
+                yield chain
+                chain = None
+            if ins is not None and ins.opname in _LOADS and ins.argval in scope:
+                chain = (ins.argval, scope[ins.argval])
+
+
+def _activation_class(obj, mapped):
+    return isinstance(obj, type) and (obj in _TORCH_CLASSES or obj in mapped)
+
+
+def _functional_calls(fn, home, mapped, seen, place="forward"):
+    """(what, where) for each activation ``fn`` calls as a function, and the
+    functions of module ``home`` it calls do: ``where`` names the function
+    (``place`` for ``fn`` itself)."""
+    fn = inspect.unwrap(fn)
+    # by function, not code: one code runs under many closures (a kernel
+    # hub wrapper per function)
+    if not isinstance(fn, types.FunctionType) or fn in seen:
+        return []
+    seen.add(fn)
+    # a decorator's wrapper holds what it wraps in its closure, whatever
+    # module that comes from (transformers stacks several on a forward)
+    wrapped = [id(v) for v in _closure(fn).values() if isinstance(v, types.FunctionType)]
+    found = []
+    for spelling, obj in _loaded(fn):
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if type(obj).__name__ == "ClassInstantier" and type(obj).__module__ == "transformers.activations":
+            found.append((f"{spelling}[...] (a module built per call)", place))
+        elif _activation_class(obj, mapped):
+            found.append((f"{spelling}(...) (a module built per call)", place))
+        elif isinstance(obj, torch.nn.Module):
+            if _activation_like(obj) or type(obj) in mapped or _torch_factory(obj):
+                found.append((f"{spelling} (a {type(obj).__name__} outside the model's modules)",
+                              place))
+            else:                   # a function wrapped as a module (transformers' kernel hub)
+                found += _functional_calls(type(obj).forward, home, mapped, seen, spelling)
+        elif _is_act_function(obj):
+            found.append((spelling, place))
+        elif isinstance(obj, types.FunctionType) and id(obj) in wrapped:
+            found += _functional_calls(obj, home, mapped, seen, place)
+        elif isinstance(obj, types.FunctionType) and inspect.unwrap(obj).__module__ == home:
+            found += _functional_calls(obj, home, mapped, seen, inspect.unwrap(obj).__name__)
+    return found
+
+
+def _is_act_function(obj):
+    try:
+        return obj in _ACT_FUNCTIONS
+    except TypeError:               # unhashable
+        return False
+
+
+def _self_functions(fn, module):
+    """(``self.<name>``, "forward") for the functions among
+    ``_ACT_FUNCTIONS`` that ``fn`` (a method) reads from ``module``'s own
+    attributes (``self.act_fn = F.silu`` set in ``__init__``)."""
+    code, own = fn.__code__, vars(module)
+    if not code.co_argcount:
+        return []
+    found, prev = [], None
+    for ins in dis.get_instructions(code):
+        if (prev is not None and prev.opname == "LOAD_FAST" and prev.argval == code.co_varnames[0]
+                and ins.opname in _ATTRS and _is_act_function(own.get(ins.argval))):
+            found.append((f"self.{ins.argval} ({_ACT_FUNCTIONS[own[ins.argval]]})", "forward"))
+        prev = ins
+    return found
+
+
+def _functional(model, mapped):
+    """``Functional`` per module of ``model`` whose class's ``forward`` calls
+    an activation as a function; torch's and gelu_ext's modules, and
+    activation modules, are left out (their ``forward`` *is* the
+    activation)."""
+    out, by_class = [], {}
+    for name, module in model.named_modules():
+        cls = type(module)
+        fwd = getattr(cls, "forward", None)
+        if (cls.__module__.startswith(("torch.", gnn.__name__)) or _activation_like(module)
+                or cls in mapped or not isinstance(fwd, types.FunctionType)):
+            continue
+        if cls not in by_class:
+            by_class[cls] = _functional_calls(fwd, cls.__module__, mapped, set())
+        places = {}
+        for what, where in by_class[cls] + _self_functions(fwd, module):
+            places.setdefault(what, {})[where] = None
+        if places:
+            out.append(Functional(name, module, tuple(f"{what} in {', '.join(where)}"
+                                                      for what, where in places.items())))
+    return out
+def patch_model(model, *, gated_mlp=False, replace_with=None, example_inputs=None):
     """Swap, in place, ``model``'s activation submodules for gelu_ext's.
 
     Parameters
@@ -420,14 +629,22 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
         LLaMA's ``down_proj(act_fn(gate_proj(x)) * up_proj(x))`` by
         ``GatedMLP``, Phi-3's packed ``gate_up_proj`` by ``PackedGatedMLP``,
         T5's gated-gelu ``wo(dropout(act(wi_0(x)) * wi_1(x)))`` by
-        ``GatedActDense``.  A block is recognised by its ``forward``'s code,
-        so the many transformers classes that copy these forms are fused too;
-        blocks that look gated but are not fused are in ``not_fused``.
+        ``GatedActDense``, ModernBERT's packed ``Wo(drop(act(input) *
+        gate))`` by ``PackedGatedDense``.  A block is recognised by its
+        ``forward``'s code, so the many transformers classes that copy these
+        forms are fused too; blocks that look gated but are not fused are in
+        ``not_fused``, with how they differ from the closest form.
     replace_with : str, optional
         A Hugging Face activation name (``"relu"``, ``"gelu"``, ...): every
         activation found is replaced by gelu_ext's module for *that* name
         instead of its own -- the article's experiment of swapping GELU for
         ReLU in a pretrained model.
+    example_inputs : tuple, dict or Tensor, optional
+        Inputs of one forward (positional arguments, keyword arguments, or
+        the one input), run once after patching by ``report.check``: the
+        report then says which modules put in ran, which never did, and
+        which of torch's activations still run, where.  Without them the
+        report's summary says its coverage is not verified.
 
     Returns
     -------
@@ -435,6 +652,10 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
         ``.replaced``: ``(name, old module, new module)`` for each swap;
         ``.skipped``: ``(name, module, reason)`` for activation-like modules
         left alone; ``.not_fused``: the same for gated MLPs not fused;
+        ``.functional``: ``(name, module, calls)`` for modules whose
+        ``forward`` calls an activation as a function (found in its code;
+        ``functional_mode`` routes ``F.gelu``/``F.silu``/``F.relu`` calls);
+        ``.coverage``: what the forward of ``example_inputs`` ran, or None;
         ``.check(model, *inputs)`` runs one forward and says what ran.
 
     Warns
@@ -461,6 +682,9 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
     if replace_with is not None and replace_with not in _HF_NAMES:
         raise ValueError(f"replace_with must be None or one of {', '.join(map(repr, _HF_NAMES))}, "
                          f"got {replace_with!r}")
+    if example_inputs is not None and not isinstance(example_inputs, (tuple, list, dict, torch.Tensor)):
+        raise TypeError(f"example_inputs must be a tuple (positional arguments), a dict (keyword "
+                        f"arguments) or a Tensor, got {type(example_inputs).__name__}")
     mapped, why_not = _transformers_classes()
     replaced, skipped, not_fused, done = [], [], [], {}
 
@@ -510,7 +734,14 @@ def patch_model(model, *, gated_mlp=False, replace_with=None):
             f"the returned report); activations its forward calls as functions (F.gelu, F.silu, "
             f"F.relu) run on gelu_ext's kernels inside `with gelu_ext.torch.functional_mode():`",
             UserWarning, stacklevel=2)
-    return PatchReport(replaced, skipped, not_fused)
+    report = PatchReport(replaced, skipped, not_fused, _functional(model, mapped))
+    if isinstance(example_inputs, dict):
+        report.check(model, **example_inputs)
+    elif isinstance(example_inputs, (tuple, list)):
+        report.check(model, *example_inputs)
+    elif example_inputs is not None:
+        report.check(model, example_inputs)
+    return report
 
 
 def _unpatch_problems(new, old):
