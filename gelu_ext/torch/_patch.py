@@ -674,6 +674,15 @@ def patch_model(model, *, gated_mlp=False, replace_with=None, example_inputs=Non
     [('1', 'GELU')]
     >>> [(s.name, type(s.module).__name__) for s in report.skipped]
     [('2', 'Tanh')]
+    >>> print(report)  # doctest: +ELLIPSIS
+    PatchReport: replaced 1 module (not verified: pass example_inputs= or ...); 1 skipped, ...
+      1: GELU -> GELU(approximate='none')
+      2: Tanh kept (not a function gelu_ext computes)
+    >>> report.check(m, torch.randn(3, 4)).never_called
+    []
+    >>> print(report)  # doctest: +ELLIPSIS
+    PatchReport: replaced 1 module, 1 called by the checked forward, 0 never called; torch ...
+    ...
     >>> unpatch_model(m)
     ['1']
     """
