@@ -677,7 +677,7 @@ def patch_model(model, *, gated_mlp=False, replace_with=None, example_inputs=Non
     >>> print(report)  # doctest: +ELLIPSIS
     PatchReport: replaced 1 module (not verified: pass example_inputs= or ...); 1 skipped, ...
       1: GELU -> GELU(approximate='none')
-      2: Tanh kept (not a function gelu_ext computes)
+      2: Tanh kept (...not a function gelu_ext computes)
     >>> report.check(m, torch.randn(3, 4)).never_called
     []
     >>> print(report)  # doctest: +ELLIPSIS
