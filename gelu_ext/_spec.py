@@ -103,7 +103,7 @@ def _mp(name):
 
 OPS = (
     Op("relu", "plain", ("x",), "relu",
-       "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.",
+       "max(x, 0) elementwise, as torch.relu; NaN and -0.0 stay as they are.",
        grad="relu_grad", reference="ref_relu", bounds=_bounds(0, 0, 0), exact=True),
     Op("relu2", "plain", ("x",), "relu2",
        "squared ReLU, relu(x)^2 (Primer), elementwise, correctly rounded;\n"

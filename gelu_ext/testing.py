@@ -223,9 +223,10 @@ def ref_gelu_tanh(x):
 
 
 def ref_relu(x):
-    """max(x, 0) with NaN kept and -0.0 -> 0.0, in x's dtype."""
+    """max(x, 0) as torch.relu computes it, in x's dtype: 0.0 where x < 0,
+    x elsewhere (NaN and -0.0 kept)."""
     x = np.asarray(x)
-    return np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
+    return np.where(x < 0, np.zeros_like(x), x)
 
 
 def ref_relu2(x):

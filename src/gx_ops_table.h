@@ -3,7 +3,7 @@
  * `python src/tables/gen_ops.py --write`.  Columns: gx_ops.h. */
 #define GX_OPS(X) \
     X(GX_OP_RELU, "relu", relu, 1, GX_PLAIN, GX_OP_RELU, \
-      "max(x, 0) elementwise; NaN stays NaN, -0.0 gives 0.0.") \
+      "max(x, 0) elementwise, as torch.relu; NaN and -0.0 stay as they are.") \
     X(GX_OP_RELU2, "relu2", relu2, 1, GX_PLAIN, GX_OP_RELU2, \
       "squared ReLU, relu(x)^2 (Primer), elementwise, correctly rounded;\n" "NaN stays NaN, x <= 0 gives 0.0.") \
     X(GX_OP_RELU6, "relu6", relu6, 1, GX_PLAIN, GX_OP_RELU6, \

@@ -132,7 +132,7 @@ SPECIAL = {
              (MAX, MAX), (NMAX, -0.0)],
     "gelu_tanh": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -0.0), (0.0, 0.0), (-0.0, -0.0),
                   (MAX, MAX), (NMAX, -0.0)],
-    "relu": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, 0.0), (0.0, 0.0), (-0.0, 0.0),
+    "relu": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, 0.0), (0.0, 0.0), (-0.0, -0.0),
              (MAX, MAX), (NMAX, 0.0), (-1.0, 0.0), (2.0, 2.0)],
     "gelu_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5), (-0.0, 0.5),
                   (MAX, 1.0), (NMAX, 0.0)],

@@ -9,8 +9,9 @@ The rule, one for all ops: a zero result has the sign of the exact value of
 what the op computes, zeros being signed as IEEE arithmetic signs them:
 - the GELU family f(x) = x * (a positive factor): f(+-0) = +-0, f(-inf) = -0,
   and an f(x < 0) that underflows is -0: the sign of x;
-- ReLU: +0 for every x <= 0 ("-0.0 gives 0.0"); its gradient g where x > 0,
-  else +0 (as PyTorch);
+- ReLU and ReLU6: +0 for every x < 0 and x itself for x = +-0 (as torch's
+  relu and relu6, clamps); squared ReLU +0 for every x <= 0; a gradient g
+  where x is inside the op's linear range, else +0 (as PyTorch);
 - a gradient f'(x) * g: sign(f'(x)) xor sign(g), with f'(+-0) = 1/2,
   f'(+inf) = 1 and f'(-inf) = +0 (the README's GELU'(-inf) = 0), and for
   other x the sign of the exact f'(x) (mpmath: the float64 twin underflows
@@ -133,9 +134,10 @@ def test_zero_results_have_the_documented_sign(spec, dt, layout, isa):
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize("name", ["gelu_erf", "gelu_tanh", "silu", "quick_gelu"])
+@pytest.mark.parametrize("name", ["gelu_erf", "gelu_tanh", "silu", "quick_gelu", "relu", "relu6"])
 def test_forward_keeps_the_sign_of_zero(name, dt, isa):
-    """The README's promise in its plainest form: gelu(+-0) = +-0."""
+    """The README's promise in its plainest form: gelu(+-0) = +-0, and
+    relu(+-0) = +-0 as torch.relu gives it."""
     x = np.array([0.0, -0.0] * 40, dtype=dt)       # whole vectors and a tail
     got = _ufuncs.OPS[name].ufunc(x).astype(np.float64)
     assert (got == 0).all()

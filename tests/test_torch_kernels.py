@@ -185,6 +185,32 @@ def test_cpp_and_python_kernels_give_the_same_bits(layout, threads, restore):
         torch.set_num_threads(saved)
 
 
+# ------------------------------------------------- ReLU's sign of zero --
+
+_TORCH_RELUS = {"relu": (torch.relu, torch.nn.functional.relu, torch.nn.ReLU()),
+                "relu6": (torch.nn.functional.relu6, torch.nn.ReLU6())}
+
+
+@pytest.mark.parametrize("path", ["python", pytest.param("cpp", marks=needs_built)])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64],
+                         ids=["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("name", list(_TORCH_RELUS))
+def test_relu_gives_torchs_bits_signed_zeros_included(name, dtype, path, restore):
+    """relu(-0.0) is -0.0 as torch.relu, F.relu and nn.ReLU give it (clamps:
+    -0.0 is not below 0), on both kernels, and the NumPy ufunc's bits are the
+    same; ReLU6 likewise."""
+    _cpp.use(path == "cpp")
+    x = torch.tensor([0.0, -0.0] * 40 + [-1.0, 1.0, 7.0, float("inf"), float("-inf"), float("nan")],
+                     dtype=dtype)
+    ours = getattr(torch.ops.gelu_ext, name)(x)
+    for fn in _TORCH_RELUS[name]:
+        np.testing.assert_array_equal(_bits(ours), _bits(fn(x)), err_msg=f"{fn} on {path}")
+    assert torch.signbit(ours[1]) and not torch.signbit(ours[0])
+    if dtype in (torch.float32, torch.float64):
+        np.testing.assert_array_equal(_bits(torch.from_numpy(getattr(gelu_ext, name)(x.numpy()))),
+                                      _bits(ours))
+
+
 # ------------------------------------------------------ the autograd gate --
 
 def _ops_frames(fn):

@@ -552,10 +552,12 @@ GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((
 
 /* ----------------------------------------------------------------- ReLU -- */
 
-/* x > 0 ? x : 0, but NaN stays NaN (as PyTorch); -0.0 gives +0.0, where
- * torch 2.13's relu (a clamp_min) keeps -0.0: the two compare equal. */
-GX_INLINE float gx_relu_f32(float x) { return x > 0 ? x : (x != x ? x : 0.0f); }
-GX_INLINE double gx_relu_f64(double x) { return x > 0 ? x : (x != x ? x : 0.0); }
+/* x < 0 ? 0 : x, as torch's relu (a clamp_min(x, 0)) and as ReLU6 below:
+ * NaN stays NaN and -0.0 stays -0.0, neither being below 0.  (np.maximum(x,
+ * 0) gives +0.0 for -0.0; torch's is the sign the torch ops must give, and
+ * one kernel serves both.) */
+GX_INLINE float gx_relu_f32(float x) { return x < 0 ? 0.0f : x; }
+GX_INLINE double gx_relu_f64(double x) { return x < 0 ? 0.0 : x; }
 /* its derivative times g: g where x > 0, else 0 (0 at x == 0 and for NaN x,
  * as PyTorch) */
 GX_INLINE float gx_relu_grad_f32(float x, float g) { return x > 0 ? g : 0.0f; }
