@@ -51,11 +51,12 @@ def _bias_rows_ok(full, bias, out):
     return not any(a is not out and np.may_share_memory(out, a) for a in (*full, bias))
 
 
-def _fused(ufunc, full, bias, out):
-    if _bias_rows_ok(full, bias, out):
+def _fused(ufunc, full, bias, out, where):
+    # the row-threaded path writes every element: a mask goes to the ufunc
+    if where is True and _bias_rows_ok(full, bias, out):
         return _ufuncs._bias_rows(ufunc.__name__, (*full, bias),
                                   np.empty_like(full[0]) if out is None else out)
-    return ufunc(*full, bias, out=out)
+    return ufunc(*full, bias, out=out, where=where)
 
 
 def _pick(approximate):
@@ -67,7 +68,7 @@ def _pick(approximate):
         raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}") from None
 
 
-def _fast_gelu(x, approximate="none", *, bias=None, out=None):
+def _fast_gelu(x, approximate="none", *, bias=None, out=None, where=True):
     """Gaussian Error Linear Unit, elementwise.
 
     Parameters
@@ -88,6 +89,11 @@ def _fast_gelu(x, approximate="none", *, bias=None, out=None):
         added in the result's float dtype (no integer wrap-around).
     out : ndarray, optional
         Where to write the result (may be ``x`` itself).
+    where : array_like of bool, optional
+        As for any ufunc: the result is computed where True (broadcast
+        against the inputs) and left alone elsewhere; without ``out`` those
+        elements are uninitialised memory (a ufunc called with
+        ``out=None``, so no warning says so).
 
     Returns
     -------
@@ -108,12 +114,12 @@ def _fast_gelu(x, approximate="none", *, bias=None, out=None):
     except (KeyError, TypeError):
         _pick(approximate)          # raises the ValueError
     if bias is None:
-        return ufuncs[0](x) if out is None else ufuncs[0](x, out=out)
-    return _fused(ufuncs[1], (x,), bias, out)
+        return ufuncs[0](x, out=out, where=where)
+    return _fused(ufuncs[1], (x,), bias, out, where)
 
 
 # gelu_ext.fast_gelu: the Cython function of _ufuncs, which calls the ufunc
-# itself in the common case (no bias, a known approximate) and this module's
+# itself in the common case (no bias, no where, a known approximate) and this module's
 # _fast_gelu otherwise; it carries _fast_gelu's name, docstring and signature.
 fast_gelu = _ufuncs.fast_gelu
 fast_gelu.__doc__ = _fast_gelu.__doc__
@@ -121,13 +127,13 @@ fast_gelu.__module__ = __name__
 _ufuncs._install_fast_gelu({a: u[0] for a, u in _UFUNCS.items()}, _fast_gelu)
 
 
-def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
+def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None, where=True):
     """Backward pass of GELU: ``gelu'(x) * grad`` (``gelu'(x)`` if grad is None).
 
     For ``approximate='none'``, ``gelu'(x) = Phi(x) + x * phi(x)``; for
     ``'tanh'`` the derivative of the tanh formula.  With ``bias``, the
     derivative is taken at ``x + bias`` in one pass.  ``gelu'(+inf) = 1``,
-    ``gelu'(-inf) = 0``.
+    ``gelu'(-inf) = 0``.  ``out`` and ``where`` as for ``fast_gelu``.
 
     Examples
     --------
@@ -141,8 +147,8 @@ def fast_gelu_grad(x, grad=None, approximate="none", *, bias=None, out=None):
         # result dtype is x's own (as np.tanh's), even for bool and int8.
         grad = True
     if bias is None:
-        return bwd(x, grad, out=out)
-    return _fused(bwd_bias, (x, grad), bias, out)
+        return bwd(x, grad, out=out, where=where)
+    return _fused(bwd_bias, (x, grad), bias, out, where)
 
 
 def _thin_grad(name, doc):
@@ -150,10 +156,10 @@ def _thin_grad(name, doc):
     ``grad`` defaults to 1."""
     ufunc = getattr(_ufuncs, name)
 
-    def thin(x, grad=None, *, out=None):
+    def thin(x, grad=None, *, out=None, where=True):
         if grad is None:
             grad = True    # see fast_gelu_grad
-        return ufunc(x, grad, out=out)
+        return ufunc(x, grad, out=out, where=where)
 
     thin.__name__ = thin.__qualname__ = name
     thin.__doc__ = doc
@@ -164,7 +170,7 @@ def _thin_grad(name, doc):
 globals().update({op.name: _thin_grad(op.name, op.thin) for op in _spec.OPS if op.thin})
 
 
-def geglu(gate, up, approximate="none", *, out=None):
+def geglu(gate, up, approximate="none", *, out=None, where=True):
     """GEGLU: ``fast_gelu(gate, approximate) * up`` in one pass.
 
     Bit-identical to ``np.multiply(fast_gelu(gate, approximate), up)`` in
@@ -183,7 +189,7 @@ def geglu(gate, up, approximate="none", *, out=None):
         uf = _GEGLU[approximate][0]
     except (KeyError, TypeError):
         _pick(approximate)          # raises the ValueError
-    return uf(gate, up, out=out)
+    return uf(gate, up, out=out, where=where)
 
 
 def _out_pair(out):

@@ -244,6 +244,78 @@ def test_out_is_returned_by_every_thin_function():
         assert fn(o) is o
 
 
+# --------------------------------------------------------------- where= --
+# Every public function that is one ufunc call takes where= as that ufunc
+# does: computed where the mask is True, the rest of out= left alone.  The
+# shapes include a (rows, 256) float32 operand with a (256,) bias: the
+# row-threaded fused path, which must not take a masked call.
+
+def _where_calls():
+    g = np.random.default_rng(3)
+    x = g.standard_normal((64, 256))
+    gr = g.standard_normal((64, 256))
+    b = g.standard_normal(256)
+    up = g.standard_normal((64, 256))
+    return {
+        "fast_gelu": (lambda **k: fast_gelu(x, **k), lambda: gelu_ext.gelu_erf(x)),
+        "fast_gelu-tanh": (lambda **k: fast_gelu(x, "tanh", **k), lambda: gelu_ext.gelu_tanh(x)),
+        "fast_gelu-bias": (lambda **k: fast_gelu(x, bias=b, **k), lambda: gelu_ext.gelu_erf_bias(x, b)),
+        "fast_gelu-bias-rows-f32": (lambda **k: fast_gelu(x.astype(np.float32), bias=b.astype(np.float32), **k),
+                                    lambda: gelu_ext.gelu_erf_bias(x.astype(np.float32), b.astype(np.float32))),
+        "fast_gelu_grad": (lambda **k: fast_gelu_grad(x, gr, **k), lambda: gelu_ext.gelu_erf_grad(x, gr)),
+        "fast_gelu_grad-bias": (lambda **k: fast_gelu_grad(x, gr, bias=b, **k),
+                                lambda: gelu_ext.gelu_erf_bias_grad(x, gr, b)),
+        "relu": (lambda **k: relu(x, **k), lambda: gelu_ext.relu(x)),
+        "relu_grad": (lambda **k: relu_grad(x, gr, **k), lambda: gelu_ext.relu_grad(x, gr)),
+        "silu_grad": (lambda **k: gelu_ext.silu_grad(x, **k), lambda: gelu_ext.silu_grad(x)),
+        "geglu": (lambda **k: gelu_ext.geglu(x, up, "tanh", **k), lambda: gelu_ext.geglu_tanh(x, up)),
+    }
+
+
+WHERE_CALLS = list(_where_calls())
+
+
+@pytest.mark.parametrize("mask_shape", ["full", "broadcast-row"])
+@pytest.mark.parametrize("call", WHERE_CALLS)
+def test_where_computes_only_where_true_and_leaves_out_alone(call, mask_shape):
+    fn, whole = _where_calls()[call]
+    want = whole()
+    g = np.random.default_rng(5)
+    mask = g.random(want.shape if mask_shape == "full" else want.shape[-1:]) < 0.5
+    out = np.full(want.shape, 7.0, dtype=want.dtype)
+    assert fn(out=out, where=mask) is out
+    sel = np.broadcast_to(mask, want.shape)
+    np.testing.assert_array_equal(out[sel], want[sel])
+    assert (out[~sel] == 7.0).all()
+
+
+@pytest.mark.parametrize("call", WHERE_CALLS)
+def test_where_true_is_the_unmasked_call(call):
+    fn, whole = _where_calls()[call]
+    np.testing.assert_array_equal(fn(where=True), whole())
+
+
+@pytest.mark.parametrize("call", WHERE_CALLS)
+def test_where_without_out_gives_the_selected_elements(call):
+    """As a ufunc called with out=None (which NumPy then does not warn
+    about): the unselected elements of the fresh result are whatever the
+    allocation held, so only the selected ones are compared."""
+    fn, whole = _where_calls()[call]
+    want = whole()
+    mask = np.random.default_rng(6).random(want.shape) < 0.5
+    got = fn(out=None, where=mask)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got[mask], want[mask])
+
+
+@pytest.mark.parametrize("fn", [gelu_ext.swiglu_grad, gelu_ext.geglu_grad], ids=lambda f: f.__name__)
+def test_gated_gradients_refuse_where_by_name(fn):
+    """Two results, each summed over broadcast axes: no one mask applies."""
+    a = np.ones(4)
+    with pytest.raises(TypeError, match="where"):
+        fn(a, a, a, where=a > 0)
+
+
 # ------------------------------------- return types exactly like np.tanh --
 
 INPUTS = {

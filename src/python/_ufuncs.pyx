@@ -677,8 +677,8 @@ gx_get_isa()   # build the dispatch tables now, while the GIL is held
 # gelu_ext.fast_gelu is this function: a Python-level def with keyword-only
 # parameters costs ~80 ns a call in CPython (the slow argument path), a
 # sixth of a 16-element call, which the issues hold to 1.5x np.tanh.  The
-# common case (a known approximate, no bias) calls the ufunc from here; every
-# other case (a bias, a bad approximate) goes to gelu_ext._api's Python
+# common case (a known approximate, no bias, no where) calls the ufunc from
+# here; every other case (a bias, a mask, a bad approximate) goes to gelu_ext._api's Python
 # function, which holds the documentation and the checks.
 cdef dict _FAST = {}            # approximate -> the forward ufunc
 cdef object _FAST_SLOW = None   # gelu_ext._api._fast_gelu
@@ -691,13 +691,13 @@ def _install_fast_gelu(dict forward, slow):
     _FAST_SLOW = slow
 
 
-def fast_gelu(x, approximate="none", *, bias=None, out=None):
+def fast_gelu(x, approximate="none", *, bias=None, out=None, where=True):
     try:
         uf = _FAST.get(approximate)
     except TypeError:           # unhashable: the general function says why
         uf = None
-    if uf is None or bias is not None:
-        return _FAST_SLOW(x, approximate, bias=bias, out=out)
+    if uf is None or bias is not None or where is not True:
+        return _FAST_SLOW(x, approximate, bias=bias, out=out, where=where)
     if out is None:
         return uf(x)
     return uf(x, out=out)

@@ -71,14 +71,16 @@ def header(spec):
 def _thin_stub(name):
     return (f"@overload\n"
             f"def {name}(x: _Scalar, grad: _Scalar | None = None, *,  # type: ignore[overload-overlap]\n"
-            f"    out: None = None) -> np.floating[Any]: ...\n"
+            f"    out: None = None, where: _Where = True) -> np.floating[Any]: ...\n"
             f"@overload\n"
             f"def {name}(x: _NumPyIn, grad: _NumPyIn | None = None, *,\n"
-            f"    out: None = None) -> NDArray[np.floating[Any]]: ...\n"
+            f"    out: None = None, where: _Where = True) -> NDArray[np.floating[Any]]: ...\n"
             f"@overload\n"
-            f"def {name}(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT) -> _ArrayT: ...\n"
+            f"def {name}(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT,\n"
+            f"    where: _Where = True) -> _ArrayT: ...\n"
             f"@overload\n"
-            f"def {name}(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None) -> Any: ...\n")
+            f"def {name}(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None,\n"
+            f"    where: _Where = True) -> Any: ...\n")
 
 
 def stubs(spec):

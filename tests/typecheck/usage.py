@@ -47,6 +47,11 @@ assert_type(fast_gelu(x, out=out), NDArray[np.float32])
 assert_type(fast_gelu(x, "tanh", bias=b, out=out), NDArray[np.float32])
 assert_type(fast_gelu_grad(x, g, out=out), NDArray[np.float32])
 assert_type(relu_grad(x, g, out=out), NDArray[np.float32])
+# where= as a ufunc takes it, with or without out=
+assert_type(fast_gelu(x, bias=b, out=out, where=x > 0), NDArray[np.float32])
+assert_type(fast_gelu_grad(x, g, where=[True, False]), NDArray[np.floating[Any]])
+assert_type(gelu_ext.silu_grad(x, out=out, where=True), NDArray[np.float32])
+assert_type(gelu_ext.geglu(x, g, where=x > 0), NDArray[np.floating[Any]])
 
 
 class Lazy:
@@ -99,5 +104,6 @@ gelu_ext.show_config(True, True)  # type: ignore[call-arg]
 gelu_ext.geglu(x, g, "fast")  # type: ignore[call-overload]
 gelu_ext.swiglu_grad(x, g)  # type: ignore[call-overload]
 gelu_ext.geglu_grad(x, g, g, out=out)  # type: ignore[call-overload]
+gelu_ext.swiglu_grad(x, g, g, where=x > 0)  # type: ignore[call-overload]
 gelu_ext.activation(1)  # type: ignore[arg-type]
 gelu_ext.no_such_function  # type: ignore[attr-defined]
