@@ -8,13 +8,19 @@ Design:
 - ``UFUNCS`` describes every ufunc once, straight from the op table
   (``gelu_ext._ufuncs.OPS``, i.e. src/gx_ops.h), so a new op is tested
   without touching the tests' lists.
+- Child interpreters start through ``python_child`` only: see there.
 """
 import heapq
+import os
+import subprocess
+import sys
+import tempfile
 from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+import gelu_ext
 from gelu_ext import _ufuncs, testing
 
 # --------------------------------------------------------------- dtypes --
@@ -263,3 +269,34 @@ def quick_tier(cases):
     keep = pairwise_cover([labels for labels, _ in cases])
     return [p if k in keep else pytest.param(*p.values, marks=[*p.marks, pytest.mark.slow], id=p.id)
             for k, (_, p) in enumerate(cases)]
+
+
+# ------------------------------------------------------------ children --
+# `python -c` and `python -m` put the working directory first on the child's
+# sys.path: a child started in the checkout imports the source tree's
+# gelu_ext/, which has no compiled extension unless one was built in place,
+# instead of the package this process tests.  So every test starts its
+# Python children here, in a directory whose gelu_ext/, if it has one, is
+# this process's (tests/test_children.py checks that such a child imports
+# the parent's gelu_ext, and that no test starts one another way).
+
+def child_cwd(cwd=None):
+    """``cwd`` (default: the temporary directory) as the working directory
+    of a child Python; ValueError where a gelu_ext/ other than this
+    process's would shadow the package there."""
+    cwd = tempfile.gettempdir() if cwd is None else os.fspath(cwd)
+    shadow = os.path.join(cwd, "gelu_ext")
+    ours = os.path.dirname(os.path.abspath(gelu_ext.__file__))
+    if os.path.isdir(shadow) and os.path.realpath(shadow) != os.path.realpath(ours):
+        raise ValueError(f"a child Python started in {cwd} would import {shadow}, not the tested {ours}")
+    return cwd
+
+
+def python_child(args, *, cwd=None, prefix=(), popen=False, imports_gelu_ext=True, **kwargs):
+    """``subprocess.run([*prefix, sys.executable, *args], **kwargs)``
+    (``subprocess.Popen`` with popen=True) in ``child_cwd(cwd)``; a tool
+    that reads the checkout and never imports gelu_ext (mypy) says so with
+    imports_gelu_ext=False and may start anywhere."""
+    start = subprocess.Popen if popen else subprocess.run
+    cwd = child_cwd(cwd) if imports_gelu_ext else cwd
+    return start([*prefix, sys.executable, *args], cwd=cwd, **kwargs)

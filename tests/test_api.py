@@ -8,16 +8,13 @@ modified, and return types exactly like ``np.tanh``.
 import math
 import os
 import re
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs, fast_gelu, fast_gelu_grad, relu, relu_grad
-from helpers import ALL_DTYPES, FLOAT_DTYPES, WITHOUT_ML_DTYPES, dtype_id
+from helpers import ALL_DTYPES, FLOAT_DTYPES, WITHOUT_ML_DTYPES, dtype_id, python_child
 
 # ------------------------------------------------------- article values --
 # The seed article: ReLU(-1) = 0, ReLU(2) = 2, GELU(-1) ~ -0.159,
@@ -445,10 +442,8 @@ def _run_with_env(value, code):
     env = dict(os.environ, GELU_EXT_ISA=value)
     root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    # cwd away from the checkout: `python -c` puts the cwd first on sys.path,
-    # and the source tree's gelu_ext has no compiled extension
-    return subprocess.run([sys.executable, "-c", WITHOUT_ML_DTYPES + code], env=env, capture_output=True,
-                          text=True, timeout=60, cwd=tempfile.gettempdir())
+    return python_child(["-c", WITHOUT_ML_DTYPES + code], env=env, capture_output=True, text=True,
+                        timeout=60)
 
 
 def test_env_isa_baseline_caps_the_path():
@@ -482,8 +477,7 @@ def test_import_needs_neither_mpmath_nor_scipy_nor_the_jobs(tmp_path):
         "else:\n"
         "    raise AssertionError('mpmath oracle ran without mpmath')\n"
     )
-    r = subprocess.run([sys.executable, "-c", WITHOUT_ML_DTYPES + code], cwd=tmp_path, capture_output=True,
-                       text=True)
+    r = python_child(["-c", WITHOUT_ML_DTYPES + code], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 

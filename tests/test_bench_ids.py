@@ -2,11 +2,11 @@
 15): sizes as ``n1048576``, threads as ``t1``, one table as ``-k "<group>-"``.
 Collection only (no benchmark runs), about a second."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import python_child
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -23,9 +23,9 @@ def _collect(tmp_path, *args):
     # being active in the child and warns, which the warning filters make
     # an error.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
-    r = subprocess.run([sys.executable, "-m", "pytest", str(BENCH), "--collect-only", "-q",
-                        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    r = python_child(["-m", "pytest", str(BENCH), "--collect-only", "-q",
+                      "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args],
+                     capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     return [line.split("::", 1)[1] for line in r.stdout.splitlines() if "::test_op[" in line]
 

@@ -6,14 +6,13 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
 from gelu_ext import _ufuncs
 from gelu_ext.jobs import bench
-from helpers import usable_isas
+from helpers import python_child, usable_isas
 
 
 def _child(code, cwd, **env):
@@ -23,7 +22,7 @@ def _child(code, cwd, **env):
     e = {k: v for k, v in os.environ.items()
          if k not in ("GELU_EXT_ISA", "ATEN_CPU_CAPABILITY", "XLA_FLAGS")}
     e.update(env)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=cwd, timeout=300)
+    r = python_child(["-c", code], capture_output=True, text=True, env=e, cwd=cwd, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.splitlines()[-1])
 

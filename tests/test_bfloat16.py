@@ -17,8 +17,6 @@ them.  The reference for accuracy:
 Both measure the error against the exact value, not against a rounded one:
 ml_dtypes' own float64 -> bfloat16 cast rounds through float32 (twice).
 """
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -28,7 +26,8 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 import gelu_ext  # noqa: E402
 from gelu_ext import _spec, _ufuncs, testing  # noqa: E402
 from gelu_ext.testing import assert_same_bits  # noqa: E402
-from helpers import SPECS_BY_NAME, UFUNC_IDS, UFUNCS, gated_unfused, on_isa, scheme_reference  # noqa: E402
+from helpers import (SPECS_BY_NAME, UFUNC_IDS, UFUNCS, gated_unfused, on_isa, python_child,  # noqa: E402
+                     scheme_reference)
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 # every bfloat16 bit pattern, in bit order: +0 ... +inf, NaNs, -0 ... -inf, NaNs
@@ -71,10 +70,8 @@ def test_registered_when_ml_dtypes_imports():
 
 
 def _fresh_python(code, cwd):
-    """What `python -c code` prints, run in cwd: away from a source checkout,
-    whose gelu_ext (not built in place) would shadow the installed package."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          cwd=cwd).stdout
+    """What `python -c code` prints, run in cwd."""
+    return python_child(["-c", code], capture_output=True, text=True, check=True, cwd=cwd).stdout
 
 
 @pytest.mark.parametrize("first", ["gelu_ext", "ml_dtypes", "show_config"])

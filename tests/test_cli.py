@@ -30,6 +30,7 @@ import time
 import pytest
 
 import gelu_ext
+from helpers import python_child
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -47,8 +48,8 @@ def _env(extra_path=()):
 
 
 def _run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "gelu_ext", *args], capture_output=True,
-                          text=True, env=_env(), timeout=STARTUP_TIMEOUT, **kw)
+    return python_child(["-m", "gelu_ext", *args], capture_output=True,
+                        text=True, env=_env(), timeout=STARTUP_TIMEOUT, **kw)
 
 
 # --------------------------------------------------------------- errors --
@@ -96,10 +97,10 @@ class _Child:
     the test can wait for a line."""
 
     def __init__(self, args, env, cwd, module=True):
-        self.proc = subprocess.Popen([sys.executable, *(["-m", "gelu_ext"] if module else []), *args], env=env,
-                                     cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True,
-                                     preexec_fn=_default_sigint)
+        self.proc = python_child([*(["-m", "gelu_ext"] if module else []), *args], popen=True, env=env,
+                                 cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=_default_sigint)
         self.lines = {"out": [], "err": []}
         self.readers = [threading.Thread(target=self._read, args=(s, k), daemon=True)
                         for s, k in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))]

@@ -14,14 +14,12 @@ the scenarios check that the pool really had workers before the fork.
 import os
 import signal
 import subprocess
-import sys
-import tempfile
 import textwrap
 
 import pytest
 
 import gelu_ext
-from helpers import WITHOUT_ML_DTYPES
+from helpers import WITHOUT_ML_DTYPES, python_child
 
 TIMEOUT = 120
 
@@ -167,9 +165,8 @@ def _run(body):
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     # own process group: on a hang the test kills the scenario and every
     # child it forked (they would otherwise outlive the test, hung)
-    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         cwd=tempfile.gettempdir())   # away from the checkout's sys.path entry
+    p = python_child(["-c", code], popen=True, env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = p.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:

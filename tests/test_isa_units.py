@@ -16,14 +16,13 @@ import json
 import platform
 import shutil
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 from gelu_ext import _ufuncs
-from helpers import UFUNCS
+from helpers import UFUNCS, python_child
 
 QEMU = shutil.which("qemu-x86_64-static") or shutil.which("qemu-x86_64")
 pytestmark = [
@@ -61,11 +60,9 @@ _SCRIPT = textwrap.dedent("""
 
 
 def _digests(cwd, env=None, qemu=False):
-    """The script's digests in a child (under qemu: a CPU without AVX), run
-    in an empty directory: python -c puts the working directory first on
-    sys.path, where a source checkout's gelu_ext has no extension."""
-    cmd = ([QEMU, "-cpu", "Westmere"] if qemu else []) + [sys.executable, "-c", _SCRIPT]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
+    """The script's digests in a child (under qemu: a CPU without AVX)."""
+    p = python_child(["-c", _SCRIPT], prefix=[QEMU, "-cpu", "Westmere"] if qemu else [],
+                     capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
     assert p.returncode == 0, f"{'under qemu -cpu Westmere: ' if qemu else ''}exit {p.returncode}\n{p.stderr[-3000:]}"
     return json.loads(p.stdout)
 

@@ -1,6 +1,5 @@
 """The plumbing the jobs share (gelu_ext.jobs._common)."""
 import argparse
-import subprocess
 import sys
 import json
 
@@ -8,6 +7,7 @@ import numpy as np
 import pytest
 
 from gelu_ext.jobs import _common
+from helpers import python_child
 
 
 @pytest.mark.parametrize("text", ["0", "-3", "2.5", "two", ""])
@@ -97,8 +97,6 @@ def test_ctrl_c_inside_a_progress_line_still_prints_its_own_line(tmp_path):
     """An interrupt between a progress line's text and its newline (seen under
     load in CI: 'bench: importing torch ...  (1.0 s)gelu_ext: interrupted')
     still leaves the guard's line alone on the last line."""
-    # away from the checkout: gelu_ext comes from where it is installed
-    r = subprocess.run([sys.executable, "-c", _PARTIAL_LINE_CHILD], capture_output=True, text=True,
-                       timeout=60, cwd=tmp_path)
+    r = python_child(["-c", _PARTIAL_LINE_CHILD], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 130, r.stderr
     assert r.stderr.splitlines()[-2:] == ["job: step 1", "job: interrupted"], r.stderr

@@ -7,14 +7,13 @@ its command line.
 """
 import json
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 from gelu_ext.jobs import moons as M
-from helpers import WITHOUT_ML_DTYPES
+from helpers import WITHOUT_ML_DTYPES, python_child
 
 ARM_IDS = list(M.ARMS)
 # Small enough to run in a fraction of a second, big enough to train.
@@ -323,9 +322,7 @@ def test_without_scikit_learn_one_line_names_the_extra(tmp_path):
     code = (WITHOUT_ML_DTYPES + "import sys; sys.modules['sklearn'] = None\n"
             "from gelu_ext.__main__ import main\n"
             "sys.exit(main(['moons', '--seeds', '1']))")
-    # cwd away from the checkout: `python -c` puts the cwd first on sys.path
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+    proc = python_child(["-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [

@@ -5,9 +5,6 @@ No timings: the pool's own counters say how many threads computed at once,
 which is a property of its logic, not of the machine's speed.
 """
 import os
-import subprocess
-import sys
-import tempfile
 import threading
 
 import numpy as np
@@ -15,7 +12,7 @@ import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs
-from helpers import WITHOUT_ML_DTYPES
+from helpers import WITHOUT_ML_DTYPES, python_child
 
 pytestmark = [
     pytest.mark.usefixtures("restore_threads"),
@@ -87,8 +84,7 @@ def _threads_in_fresh_process(omp):
     root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     code = WITHOUT_ML_DTYPES + "import gelu_ext; print(gelu_ext.get_num_threads())"
-    r = subprocess.run([sys.executable, "-c", code],
-                       env=env, capture_output=True, text=True, timeout=60, cwd=tempfile.gettempdir())
+    r = python_child(["-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return int(r.stdout)
 

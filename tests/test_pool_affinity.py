@@ -20,16 +20,13 @@ for a moment.  These tests check, in a fresh process each, that
 """
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import textwrap
 
 import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs
-from helpers import WITHOUT_ML_DTYPES
+from helpers import WITHOUT_ML_DTYPES, python_child
 
 CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
@@ -198,8 +195,7 @@ def _run(body, prefix=(), setup=""):
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([*prefix, sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, timeout=120, cwd=tempfile.gettempdir())
+    r = python_child(["-c", code], prefix=prefix, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("OK"), \
         f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
 

@@ -11,16 +11,13 @@ each, that
 - a fork()ed child shuts down its own workers and exits cleanly.
 """
 import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 
 import pytest
 
 import gelu_ext
 from gelu_ext import _ufuncs
-from helpers import WITHOUT_ML_DTYPES
+from helpers import WITHOUT_ML_DTYPES, python_child
 
 pytestmark = pytest.mark.skipif(not _ufuncs._pool_threaded(), reason="built without threads")
 
@@ -120,8 +117,7 @@ def _run(body):
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                       text=True, timeout=120, cwd=tempfile.gettempdir())
+    r = python_child(["-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("CLEAN"), \
         f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
 

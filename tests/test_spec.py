@@ -2,14 +2,13 @@
 it (src/gx_ops_table.h, the stubs' block, the README's table) is up to date."""
 import ast
 import inspect
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import gelu_ext
 from gelu_ext import _spec, _ufuncs
+from helpers import python_child
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +21,7 @@ def test_generated_files_match_the_spec():
     gen = ROOT / "src" / "tables" / "gen_ops.py"
     if not gen.is_file():
         pytest.skip("src/tables/gen_ops.py is not here (tests run outside the repository)")
-    r = subprocess.run([sys.executable, str(gen), "--check"], capture_output=True, text=True, timeout=60)
+    r = python_child([str(gen), "--check"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -13,8 +13,6 @@ wheel and transformers are installed) patched and unpatched.
 import copy
 import io
 import pickle
-import subprocess
-import sys
 import textwrap
 import warnings
 
@@ -31,6 +29,7 @@ from gelu_ext.torch import _ops                            # noqa: E402
 from gelu_ext.torch import _forms                          # noqa: E402
 from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
+from helpers import python_child                           # noqa: E402
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 DT_IDS = ["f16", "bf16", "f32", "f64"]
@@ -417,9 +416,7 @@ def test_export_reloads_in_a_fresh_process(tmp_path):
         assert torch.equal(ep.module()(x), y)
         print("ok")
     """)
-    # cwd: not the repository, whose gelu_ext/ (no built extension) python -c would import
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
+    r = python_child(["-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
@@ -427,8 +424,7 @@ def test_export_reloads_in_a_fresh_process(tmp_path):
 
 def test_import_gelu_ext_never_imports_torch(tmp_path):
     code = "import sys, gelu_ext; print('torch' in sys.modules)"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path)
+    r = python_child(["-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 

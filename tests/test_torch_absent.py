@@ -1,7 +1,6 @@
 """gelu_ext.torch without PyTorch: a clear ImportError naming the extra, and
 gelu_ext itself unaffected (it never imports torch)."""
-import subprocess
-import sys
+from helpers import python_child
 
 CODE = """
 import sys
@@ -18,9 +17,6 @@ else:
 
 
 def test_import_without_torch_names_the_extra(tmp_path):
-    # cwd: not the repository root, whose gelu_ext/ (sources, no built
-    # extension) `python -c` would import instead of the installed package
-    r = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path)
+    r = python_child(["-c", CODE], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "gelu_ext.torch needs PyTorch: pip install 'gelu_ext[torch]'" in r.stdout

@@ -17,8 +17,6 @@ exports are ``slow``, as are BERT and the fresh interpreters.
 """
 import functools
 import io
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -29,6 +27,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 import gelu_ext.torch as gt                                # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
+from helpers import python_child                           # noqa: E402
 
 # torch 2.13's dynamo exporter trips over its own pytree deprecation (a
 # FutureWarning, which the suite's "error" filter would make fatal): not ours.
@@ -194,8 +193,7 @@ def test_mixed_dtypes_are_promoted_as_the_ops_promote_them(exporter):
 @pytest.mark.slow                       # a fresh interpreter importing torch: seconds
 def test_importing_gelu_ext_torch_imports_neither_onnx_nor_onnxscript(tmp_path):
     code = "import sys, gelu_ext.torch; print(sorted({'onnx', 'onnxscript', 'onnx_ir'} & set(sys.modules)))"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
+    r = python_child(["-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
 
 
@@ -382,9 +380,7 @@ def test_scripted_model_loads_in_a_fresh_process(tmp_path):
         assert torch.equal(m(x), y)
         print("ok")
     """)
-    # cwd: not the repository, whose gelu_ext/ (no built extension) python -c would import
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
+    r = python_child(["-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 

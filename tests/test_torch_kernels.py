@@ -9,7 +9,6 @@ kernels give the ufuncs' bits: compared here op by op in one process.
 """
 import os
 import re
-import subprocess
 import sys
 import warnings
 
@@ -21,6 +20,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 import gelu_ext                                            # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 from gelu_ext.torch import _cpp, _ops                      # noqa: E402
+from helpers import python_child                           # noqa: E402
 
 # what the import chose in this process (a checkout built in place next to
 # torch, or CI's torch environment: the built extension for this torch)
@@ -44,13 +44,11 @@ def restore():
 
 def run_python(code, cwd, env_value=None):
     """`code` in a fresh interpreter with GELU_EXT_TORCH_CPP set to
-    env_value (unset for None); its stdout.  cwd outside the source tree,
-    whose gelu_ext/ `python -c` would import instead of the installed one."""
+    env_value (unset for None); its stdout."""
     env = {k: v for k, v in os.environ.items() if k != _cpp.ENV}
     if env_value is not None:
         env[_cpp.ENV] = env_value
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       env=env, cwd=cwd)
+    r = python_child(["-c", code], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 
 import gelu_ext.torch as gt                                # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
+from helpers import python_child                           # noqa: E402
 
 
 def patched_mlp():
@@ -149,15 +150,13 @@ for threads in sys.argv[1].split(","):
 
 def _budget_run(threads, mask, env_kernels):
     import json
-    import subprocess
-    import sys
     env = dict(os.environ)
     env.pop("GELU_EXT_TORCH_CPP", None)
     env.pop("OMP_NUM_THREADS", None)
     if env_kernels is not None:
         env["GELU_EXT_TORCH_CPP"] = env_kernels
-    out = subprocess.run([sys.executable, "-c", _BUDGET_CHILD, threads, mask], env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = python_child(["-c", _BUDGET_CHILD, threads, mask], env=env, capture_output=True, text=True,
+                       timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     phases = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     assert len(phases) == len(threads.split(",")), out.stdout
