@@ -420,6 +420,39 @@ def test_export_reloads_in_a_fresh_process(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
+_AOTI_LOAD = """
+import sys, torch
+if sys.argv[1] == "import":
+    import gelu_ext.torch
+try:
+    run = torch._inductor.aoti_load_package(sys.argv[2])
+except RuntimeError as e:
+    print("error:", e)
+else:
+    x, y = torch.load(sys.argv[3])
+    print("equal" if torch.equal(run(x), y) else "differs")
+"""
+
+
+@pytest.mark.slow                       # inductor compiles C++: tens of seconds
+@pytest.mark.xdist_group("inductor")
+@pytest.mark.filterwarnings("ignore:.*LeafSpec.*:FutureWarning")     # torch's packaging code, not ours
+def test_aoti_package_runs_where_gelu_ext_torch_is_imported(tmp_path):
+    """An AOTInductor package calls our ops by name: it loads, and gives
+    the eager bits, where ``import gelu_ext.torch`` ran first; without it
+    torch's loader fails with the message the README quotes, which names
+    no import (torch.export.load's does)."""
+    m, x, ep = exported_block()
+    path = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "m.pt2"))
+    torch.save((x, m(x).detach()), tmp_path / "xy.pt")
+    out = {how: python_child(["-c", _AOTI_LOAD, how, path, str(tmp_path / "xy.pt")], capture_output=True,
+                             text=True, timeout=300, cwd=tmp_path)
+           for how in ("import", "no-import")}
+    assert out["import"].stdout.strip() == "equal", out["import"].stderr[-2000:]
+    assert out["no-import"].stdout.strip() == "error: Could not find schema for gelu_ext::gelu.", \
+        out["no-import"].stderr[-2000:]
+
+
 # ------------------------------------------------------- API, devices, errors --
 
 def test_import_gelu_ext_never_imports_torch(tmp_path):
