@@ -18,6 +18,12 @@ array([-0.15865525,  0.        ,  1.95449974])
 >>> relu(np.array([-1.0, 2.0]))
 array([0., 2.])
 """
+from . import _checkout
+
+# a checkout that was never built hands over to the installed package; the
+# lines below then bind its names on this module object, which is dropped
+_checkout.hand_over(__name__, __path__)
+
 from . import _spec, _ufuncs
 from . import _api
 from ._api import fast_gelu, fast_gelu_grad, geglu, swiglu_grad, geglu_grad
