@@ -238,7 +238,7 @@ SPECIAL_X = [-np.inf, np.inf, np.nan, -0.0, 0.0]
 SPECIAL_WANT = {
     "gelu_erf": [-0.0, np.inf, np.nan, -0.0, 0.0],
     "gelu_tanh": [-0.0, np.inf, np.nan, -0.0, 0.0],
-    "relu": [0.0, np.inf, np.nan, 0.0, 0.0],
+    "relu": [0.0, np.inf, np.nan, -0.0, 0.0],
     "gelu_erf_grad": [0.0, 1.0, np.nan, 0.5, 0.5],
     "gelu_tanh_grad": [0.0, 1.0, np.nan, 0.5, 0.5],
     "relu_grad": [0.0, 1.0, 0.0, 0.0, 0.0],
