@@ -115,7 +115,7 @@ def _refs_tiny(x):
     w = CW * x * (1.0 + 0.044715 * x2)
     dw = CW * (1.0 + 3 * 0.044715 * x2)
     sg = 0.5 + w * (0.25 - w * w / 48)
-    P = {"gelu_erf": x * (0.5 + C0 * x * (1.0 - x2 / 6)), "relu": np.where(x > 0, x, 0.0),
+    P = {"gelu_erf": x * (0.5 + C0 * x * (1.0 - x2 / 6)), "relu": np.where(x < 0, 0.0, x),
          "gelu_tanh": x * sg}
     t1 = 0.5 + C0 * x * (1.0 - x2 / 6)
     t2 = C0 * x * (1.0 - x2 / 2)
@@ -521,7 +521,7 @@ def check_specials(isas):
                 "gelu_erf": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -0.0), (0.0, 0.0), (-0.0, -0.0)],
                 "gelu_tanh": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -0.0), (0.0, 0.0), (-0.0, -0.0),
                               (fi.max, fi.max), (-fi.max, -0.0)],
-                "relu": [(np.nan, np.nan), (-0.0, 0.0), (np.inf, np.inf), (-np.inf, 0.0)],
+                "relu": [(np.nan, np.nan), (-0.0, -0.0), (np.inf, np.inf), (-np.inf, 0.0)],
                 "gelu_erf_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5)],
                 "gelu_tanh_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5)],
             }
