@@ -306,7 +306,9 @@ def main():
             # build_extensions: other steps of a build (metadata, sdist; each
             # a setup.py run of its own) finalize build_ext too, and need
             # neither torch imported nor the line below printed
-            if os.environ.get("GELU_EXT_TORCH_CPP") != "0" and importlib.util.find_spec("torch"):
+            # (once: an editable install finalizes build_ext more than once)
+            if (os.environ.get("GELU_EXT_TORCH_CPP") != "0" and importlib.util.find_spec("torch")
+                    and all(e.name != TORCH_EXT for e in self.distribution.ext_modules)):
                 self.distribution.ext_modules.append(
                     Extension(TORCH_EXT, sources=[TORCH_SOURCE], depends=[CAPI_HEADER], language="c++"))
             super().finalize_options()
