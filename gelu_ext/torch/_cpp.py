@@ -36,7 +36,7 @@ import warnings
 
 import torch
 
-from . import _ops
+from . import _ops, _private
 
 ENV = "GELU_EXT_TORCH_CPP"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -125,7 +125,7 @@ def _jit(verbose=False):
     # one build directory per torch version: the C++ API has no ABI across
     # versions, and cpp_extension's own rebuild check hashes the sources and
     # flags, not torch's headers
-    build = os.path.join(cpp_extension._get_build_directory("gelu_ext_torch_cpp", verbose),
+    build = os.path.join(_private.build_directory("gelu_ext_torch_cpp", verbose),
                          torch.__version__)
     os.makedirs(build, exist_ok=True)
     return cpp_extension.load(name="gelu_ext_torch_cpp", sources=[source], extra_include_paths=[inc],

@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _ops, _script
+from ._private import TorchDispatchMode
 from . import functional as GF
 
 __all__ = ["functional_mode"]

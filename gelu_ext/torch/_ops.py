@@ -56,6 +56,7 @@ import numpy as np
 import torch
 
 from .. import _spec, _ufuncs
+from . import _private
 from ._forms import D2 as _D2
 
 NS = "gelu_ext"
@@ -158,14 +159,15 @@ def _run(ufuncs, names, tensors):
     return outs
 
 
-# Called (and emptied) by the first fake-kernel call that finds inductor's
-# lowering module imported: see onnx.register, which adds the hook.
+# Called by every fake-kernel call, which every trace (torch.export, the
+# ONNX exporter, torch.compile) makes first: see onnx.register, which adds
+# the hook.
 FAKE_HOOKS = []
 
 
 def _fake(ufuncs, names, tensors):
-    if FAKE_HOOKS:
-        FAKE_HOOKS[0]()
+    for hook in FAKE_HOOKS:
+        hook()
     dt = _result_dtype(names, tensors)
     return [_new_output([tensors[i] for i in idx], dt, False) for _, idx in ufuncs]
 
@@ -300,7 +302,7 @@ def _python_cpu_kernels(on):
             lib.impl(name, kernel)
         _CPU_LIB.append(lib)
     elif not on and _CPU_LIB:
-        _CPU_LIB.pop()._destroy()
+        _private.destroy_library(_CPU_LIB.pop())
 
 
 def _cpp_table():
@@ -493,10 +495,12 @@ def _grad_jvp_for(spec):
 def _function(name, backward, jvp):
     """The op's Function; its forward is the op itself below autograd."""
     op = OPS[name]
-    fwd_grad_enabled = torch.autograd.forward_ad._set_fwd_grad_enabled
+    fwd_grad_enabled = _private.set_fwd_grad_enabled
+    functorch_active = _private.functorch_transforms_active
+    below_autograd = _private.AutoDispatchBelowAutograd
 
     def forward(*args):
-        if torch._C._are_functorch_transforms_active():
+        if functorch_active():
             # Function.apply turned both grad modes off for this level; the
             # levels below (a transform outside this one: jacrev(jacrev),
             # hessian, or plain autograd) need theirs back, as
@@ -504,12 +508,12 @@ def _function(name, backward, jvp):
             # nothing for this op: a silent zero second derivative.  (Outside
             # functorch the Function's own node is the only level: nothing
             # below it records, so the modes stay as apply set them.)
-            with torch.enable_grad(), fwd_grad_enabled(True), torch._C._AutoDispatchBelowAutograd():
+            with torch.enable_grad(), fwd_grad_enabled(True), below_autograd():
                 return op(*args)
-        with torch._C._AutoDispatchBelowAutograd():
+        with below_autograd():
             return op(*args)
 
-    return type(f"gelu_ext_{name}", (torch.autograd.function._SingleLevelFunction,), {
+    return type(f"gelu_ext_{name}", (_private.SingleLevelFunction,), {
         "forward": staticmethod(forward), "setup_context": staticmethod(_setup_context),
         "backward": staticmethod(backward), "jvp": staticmethod(jvp)})
 
@@ -518,8 +522,8 @@ def _derivative_entry(function):
     """The op with its derivatives: the Function applied on the level being
     processed.  The Autograd kernels below call it where a derivative may be
     asked for; so does the C++ one (csrc/ops.cpp, AutogradGate)."""
-    from torch._functorch.utils import enable_single_level_autograd_function
-    functorch_active = torch._C._are_functorch_transforms_active
+    enable_single_level_autograd_function = _private.enable_single_level_autograd_function
+    functorch_active = _private.functorch_transforms_active
 
     def entry(*args):
         # The single-level guard only where functorch is active: outside it
@@ -536,10 +540,11 @@ def _derivative_entry(function):
 
 def _autograd_kernel(name, entry):
     overload = OPS[name].default
-    below_autograd = torch._C._after_autograd_keyset
-    forward_ad = torch.autograd.forward_ad
-    functorch_active = torch._C._are_functorch_transforms_active
-    grad_enabled, any_requires_grad = torch.is_grad_enabled, torch._C._any_requires_grad
+    below_autograd = _private.after_autograd_keyset
+    forward_ad = _private.forward_ad
+    functorch_active = _private.functorch_transforms_active
+    auto_below_autograd = _private.AutoDispatchBelowAutograd
+    grad_enabled, any_requires_grad = torch.is_grad_enabled, _private.any_requires_grad
 
     def kernel(keyset, *args):
         # The Function where a derivative may be asked for: an input that
@@ -549,7 +554,7 @@ def _autograd_kernel(name, entry):
         if (functorch_active() or forward_ad._current_level >= 0
                 or (grad_enabled() and any_requires_grad(*args))):
             return entry(*args)
-        with torch._C._AutoDispatchBelowAutograd():
+        with auto_below_autograd():
             return overload.redispatch(keyset & below_autograd, *args)
 
     return kernel

@@ -1,8 +1,7 @@
 """gelu_ext's ops in ONNX: ``torch.onnx.export`` of a patched model gives a
 graph of standard ONNX operators that any runtime runs.
 
-``import gelu_ext.torch`` registers what both exporters need, so the common
-path takes no extra argument::
+Both exporters translate the ops without an extra argument::
 
     patch_model(model)
     torch.onnx.export(model, args, "model.onnx")           # dynamo (default)
@@ -27,28 +26,30 @@ Design:
   custom_translation_table=gelu_ext.torch.onnx.ONNX_TRANSLATIONS)``.
 * For the call without arguments: before translating, the dynamo exporter
   decomposes every op it has no translation for with the entries of
-  ``torch._decomp.decomposition_table`` (``_decomp.create_onnx_friendly_
-  decomposition_table``).  ``register()`` puts there each forward op's
-  torch form (``_forms.TORCH_FORMS``), which the exporter then translates
-  with torch's own table (``Gelu`` from opset 20, as above).  That table is
-  private to torch, so the entry is added only where it exists, and the
-  documented fallback is the explicit argument above.  Nothing else in torch
-  reads it unasked: ``torch.compile`` (inductor included) and
-  ``ExportedProgram.run_decompositions()`` keep our ops (tests/test_torch.py,
-  tests/test_torch_export.py).  One thing does look: inductor, lowering an
-  op it has no lowering for, refuses to make it a fallback kernel when the
-  table has a decomposition for it and the environment sets ``CI`` (as
-  GitHub Actions and most CI services do): "make_fallback(gelu_ext.gelu):
-  a decomposition exists".  So our forward ops also go on inductor's list
-  of fallbacks that keep a decomposition (``lowering.FALLBACK_ALLOW_LIST``),
-  once inductor is imported -- checked by the ops' fake kernels, which run
-  before any lowering (``_inductor_allow``); importing inductor here would
-  cost seconds.  Should a later torch drop the table, the
-  dynamo exporter says "No ONNX function found for gelu_ext.<op>": pass the
-  table above.
+  torch's (private) decomposition table (``_decomp.create_onnx_friendly_
+  decomposition_table``).  While a dynamo export runs
+  (``torch.onnx.is_in_onnx_export()``), each forward op's torch form
+  (``_forms.TORCH_FORMS``) is put there, which the exporter then translates
+  with torch's own table (``Gelu`` from opset 20, as above); the entries
+  are taken out again by the first trace outside an export.  The hook is
+  the ops' fake kernels (``_ops.FAKE_HOOKS``): the exporter runs them as
+  torch.export traces the model, before it reads the table, and so does
+  every other trace (``torch.compile``, ``torch.export``) before anything
+  of its own reads it.  So ``import gelu_ext.torch`` changes nothing in
+  torch, and nothing but the exporter ever sees the entries: inductor,
+  which under ``CI`` refuses a fallback kernel for an op with a
+  decomposition ("make_fallback(gelu_ext.gelu): a decomposition exists"),
+  and ``ExportedProgram.run_decompositions()`` keep our ops
+  (tests/test_torch.py, tests/test_torch_export.py).  Where the table is
+  missing (``_private.decomposition_table``), or an ``ExportedProgram`` is
+  exported (no trace runs before the exporter reads the table), the
+  dynamo exporter says "No ONNX function found for gelu_ext.<op>": pass
+  the table above.
 * The TorchScript-based exporter (deprecated in torch, kept while it
   exists) looks symbolic functions up by op name:
-  ``torch.onnx.register_custom_op_symbolic``, public, from opset 9 (Erf's).
+  ``torch.onnx.register_custom_op_symbolic``, public, from opset 9 (Erf's):
+  ``import gelu_ext.torch`` registers them there, a registry only that
+  exporter reads (as ``torch.library`` holds the ops themselves).
 * One ONNX graph per op (``_forms.ONNX_GRAPHS``, beside the op's torch
   form), written against a small emitter (``op``, ``const``, ``promote``,
   ``opset``) that each exporter fills (onnxscript for dynamo,
@@ -66,6 +67,7 @@ import torch
 from ._forms import ONNX_GRAPHS, TORCH_FORMS
 from . import _ops
 from ._ops import NS, OPS, _OPS
+from . import _private
 
 __all__ = ["ONNX_TRANSLATIONS", "register"]
 
@@ -202,37 +204,38 @@ def _torchscript_symbolic(name):
 # ----------------------------------------------------------- registration --
 
 _REGISTERED = []
+_ADDED = {}         # op overload -> its form, in torch's decomposition table now (Design)
 
 
-def _inductor_allow():
-    """Put the forward ops on inductor's fallback allow-list (Design) if
-    inductor's lowering module is imported; done once."""
-    import sys
-    lowering = sys.modules.get("torch._inductor.lowering")
-    if lowering is None:
-        return
-    _ops.FAKE_HOOKS.clear()
-    allow = getattr(lowering, "FALLBACK_ALLOW_LIST", None)
-    if allow is not None:               # private to torch: absent, nothing to do
-        for name in TORCH_FORMS:
-            allow.add(f"{NS}::{name}")
+def _export_scope():
+    """The ops' fake kernels call this (Design): the forward ops' forms in
+    torch's decomposition table while a dynamo ONNX export runs, out of it
+    at the first trace outside one."""
+    if torch.onnx.is_in_onnx_export():
+        if not _ADDED:
+            table = _private.decomposition_table()
+            if table is not None:
+                for name, form in TORCH_FORMS.items():
+                    op = OPS[name].default
+                    if op not in table:
+                        table[op] = form
+                        _ADDED[op] = form
+    elif _ADDED:
+        table = _private.decomposition_table()
+        for op, form in list(_ADDED.items()):
+            if table is not None and table.get(op) is form:
+                del table[op]
+            del _ADDED[op]
 
 
 def register():
-    """Make ``torch.onnx.export`` (both exporters) translate gelu_ext's ops
-    without extra arguments.  ``import gelu_ext.torch`` calls it; calling it
-    again does nothing."""
+    """Make the TorchScript-based ``torch.onnx.export`` translate
+    gelu_ext's ops, and the dynamo one find their forms while it runs
+    (Design).  ``import gelu_ext.torch`` calls it; calling it again does
+    nothing."""
     if _REGISTERED:
         return
-    try:                                # private to torch: see Design
-        from torch._decomp import decomposition_table as decompositions
-    except ImportError:
-        decompositions = None
-    if decompositions is not None:
-        for name, form in TORCH_FORMS.items():
-            decompositions.setdefault(OPS[name].default, form)
-        _ops.FAKE_HOOKS.append(_inductor_allow)
-        _inductor_allow()
+    _ops.FAKE_HOOKS.append(_export_scope)
     from torch.onnx import register_custom_op_symbolic
     for name in _ONNXSCRIPT:
         register_custom_op_symbolic(f"{NS}::{name}", _torchscript_symbolic(name), _MIN_OPSET)
