@@ -27,6 +27,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 import gelu_ext.torch as gt                                # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
+from gelu_ext.torch._forms import TORCH_FORMS              # noqa: E402
 from helpers import python_child                           # noqa: E402
 
 # torch 2.13's dynamo exporter trips over its own pytree deprecation (a
@@ -124,9 +125,15 @@ def assert_standard_and_equal(model_proto, model, args, opset):
 
 # -------------------------------------------------------------- ONNX export --
 
+def default_opset(model_proto):
+    return next(o.version for o in model_proto.opset_import if o.domain == "")
+
+
 def test_dynamo_export_of_a_patched_model_needs_no_argument():
+    # at this torch's default opset (below 20 before torch 2.9): Gelu or its forms
     m, args = patched_every_op()
-    assert_standard_and_equal(export_dynamo(m, args), m, args, opset=20)
+    proto = export_dynamo(m, args)
+    assert_standard_and_equal(proto, m, args, opset=default_opset(proto))
 
 
 @pytest.mark.slow
@@ -195,6 +202,27 @@ def test_importing_gelu_ext_torch_imports_neither_onnx_nor_onnxscript(tmp_path):
     code = "import sys, gelu_ext.torch; print(sorted({'onnx', 'onnxscript', 'onnx_ir'} & set(sys.modules)))"
     r = python_child(["-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
+
+
+def forms_in_torchs_table():
+    from torch._decomp import decomposition_table
+    return sorted(str(op) for op in decomposition_table if str(op).startswith("gelu_ext."))
+
+
+def test_import_leaves_torchs_decomposition_table_alone(tmp_path):
+    code = ("import torch._decomp as d, gelu_ext.torch; "
+            "print([str(op) for op in d.decomposition_table if str(op).startswith('gelu_ext.')])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
+
+
+def test_the_forms_are_in_torchs_table_only_while_an_onnx_export_runs():
+    m, args = patched_every_op()
+    export_dynamo(m, args)
+    assert forms_in_torchs_table() == sorted(f"gelu_ext.{name}.default" for name in TORCH_FORMS)
+    torch.export.export(m, args)            # the next trace outside an export
+    assert forms_in_torchs_table() == []
 
 
 def test_the_exporters_decomposition_leaves_torch_export_alone():
