@@ -176,6 +176,13 @@ def test_torch_extension_flags_name_no_instruction_set_nor_fast_math(compiler):
     assert ("/std:c++20" if compiler in ("msvc", "clang-cl") else "-std=c++20") in args
 
 
+def test_torch_min_is_the_one_gelu_ext_torch_checks():
+    # gelu_ext.torch._cpp says the same floor at import and before a build on
+    # first use; reading it from the source keeps this test free of torch
+    source = (SETUP.parent / "gelu_ext" / "torch" / "_cpp.py").read_text()
+    assert f"TORCH_MIN = {setup.TORCH_MIN!r}" in source
+
+
 def test_torch_extension_skipped_with_one_line_when_asked(capsys):
     assert setup.torch_extension({"GELU_EXT_TORCH_CPP": "0"}) is None
     assert capsys.readouterr().out.count("\n") == 1

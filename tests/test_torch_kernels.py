@@ -94,12 +94,58 @@ def test_env_other_values_are_an_error_naming_the_variable(value, restore):
         _cpp._select({_cpp.ENV: value})
 
 
-def test_not_built_python_silently(restore, monkeypatch):
+def test_not_built_and_not_buildable_python_silently(restore, monkeypatch):
     monkeypatch.setattr(_cpp, "_built", lambda: None)
+    monkeypatch.setattr(_cpp, "_buildable", lambda: False)
+    monkeypatch.setattr(_cpp, "_WARNED", [])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _cpp._select({})
     assert gt.kernels() == "python" and not _cpp.active()
+
+
+def test_not_built_where_buildable_python_with_one_warning_saying_how(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: None)
+    monkeypatch.setattr(_cpp, "_buildable", lambda: True)
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    with pytest.warns(RuntimeWarning, match=r"runs its Python kernels: its C\+\+ kernels .* were not built.*"
+                      r"pip install --no-build-isolation '\.\[torch\]'.*GELU_EXT_TORCH_CPP=1 to build them on "
+                      r"first use; GELU_EXT_TORCH_CPP=0 chooses the Python kernels without this warning"):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+    with warnings.catch_warnings():                 # once per process
+        warnings.simplefilter("error")
+        _cpp._select({})
+
+
+def test_env_0_where_buildable_python_silently(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: None)
+    monkeypatch.setattr(_cpp, "_buildable", lambda: True)
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _cpp._select({_cpp.ENV: "0"})
+    assert gt.kernels() == "python"
+
+
+def test_on_a_torch_older_than_the_cpp_kernels_need_python_with_one_warning(restore, monkeypatch):
+    monkeypatch.setattr(_cpp, "_built", lambda: None)
+    monkeypatch.setattr(_cpp, "TORCH_MIN", (99, 0))
+    monkeypatch.setattr(_cpp, "_WARNED", [])
+    with pytest.warns(RuntimeWarning, match=rf"C\+\+ kernels need torch >= 99\.0 .*this is torch "
+                      rf"{re.escape(torch.__version__)}: the Python kernels run"):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+    # and asked for them, a build on first use says why it cannot instead of a compiler error
+    monkeypatch.setattr(_cpp, "_LOADED", {})
+    with pytest.raises(ImportError, match=r"need torch >= 99\.0 .*unset GELU_EXT_TORCH_CPP"):
+        _cpp._select({_cpp.ENV: "1"})
+    assert gt.kernels() == "python"
+
+
+def test_buildable_needs_a_compiler(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-gelu-ext")
+    assert not _cpp._buildable()
 
 
 def test_built_for_another_torch_python_with_one_warning(restore, monkeypatch):

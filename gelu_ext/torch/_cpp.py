@@ -15,7 +15,10 @@ Design:
   another torch is never loaded (it could fail to load or, worse, load and
   misbehave); the Python kernels run, with one warning saying how to build
   it again.  Not built at all (a wheel built without torch): the Python
-  kernels, silently -- they are the same ops with the same bits.
+  kernels, with one warning where this machine could build the C++ ones (a
+  C++ compiler and torch's headers: ``_buildable``) saying how, or on a
+  torch older than they need (``TORCH_MIN``) saying so; silently where it
+  could not -- they are the same ops with the same bits.
 * ``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones:
   the built extension where it matches this torch, otherwise built on first
   use (``torch.utils.cpp_extension``, JIT with ninja, cached under
@@ -39,6 +42,10 @@ import torch
 from . import _ops, _private
 
 ENV = "GELU_EXT_TORCH_CPP"
+# The oldest torch the C++ kernels build against: ops.cpp splits work with
+# torch_parallel_for of torch's stable C shim (torch/csrc/stable/c/shim.h),
+# there from 2.10.  Keep in sync with setup.py's TORCH_MIN.
+TORCH_MIN = (2, 10)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 _LOADED = {}        # "built" / "jit" -> the extension module, loaded once
@@ -118,8 +125,29 @@ def _sources():
                       f"{csrc} nor the source tree's src/dispatch")
 
 
+def _too_old():
+    """Whether this torch is older than the C++ kernels need."""
+    return torch.torch_version.TorchVersion(torch.__version__) < TORCH_MIN
+
+
+def _needs():
+    return (f"gelu_ext.torch's C++ kernels need torch >= {'.'.join(map(str, TORCH_MIN))} "
+            f"(torch's stable C shim), this is torch {torch.__version__}")
+
+
+def _buildable():
+    """Whether this machine has what building the C++ kernels takes: a C++
+    compiler (the one torch.utils.cpp_extension calls: $CXX, else c++) and
+    torch's headers, the stable C shim among them."""
+    import shutil
+    shim = os.path.join(os.path.dirname(torch.__file__), "include", "torch", "csrc", "stable", "c", "shim.h")
+    return os.path.isfile(shim) and shutil.which(os.environ.get("CXX") or "c++") is not None
+
+
 def _jit(verbose=False):
     """The extension built from the shipped sources with cpp_extension.load."""
+    if _too_old():
+        raise ImportError(f"{_needs()}: unset {ENV} (or set it to 0) to run the Python kernels")
     from torch.utils import cpp_extension
     source, inc = _sources()
     # one build directory per torch version: the C++ API has no ABI across
@@ -183,6 +211,16 @@ def _select(env=None):
     built = _built()
     if built is None:
         use(False)
+        if _too_old():
+            _warn_once(f"{_needs()}: the Python kernels run (same results, slower). {ENV}=0 chooses "
+                       f"them without this warning")
+        elif _buildable():
+            _warn_once(
+                f"gelu_ext.torch runs its Python kernels: its C++ kernels (faster) were not built, and "
+                f"this machine can build them (a C++ compiler, torch {torch.__version__}'s headers). "
+                f"Build them next to torch: pip install --no-build-isolation '.[torch]' (in gelu_ext's "
+                f"source), or set {ENV}=1 to build them on first use; {ENV}=0 chooses the Python "
+                f"kernels without this warning")
         return
     if built[1] != torch.__version__:
         _warn_once(
