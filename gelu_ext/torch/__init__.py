@@ -35,7 +35,9 @@ outputs from torch's allocator (the last large one freed kept for the
 next of its size, so a model's layers do not fault fresh pages:
 ``empty_cache()`` frees it), work split over torch's own intra-op
 threads, no Python per call.  ``"python"`` otherwise: the same ops and
-bits, on ``torch.get_num_threads()`` threads of gelu_ext's own pool.
+bits, on ``torch.get_num_threads()`` threads of gelu_ext's own pool (one
+warning at import says so where this machine could build the C++ ones, and
+how).
 ``GELU_EXT_TORCH_CPP=0`` forces the Python kernels, ``=1`` the C++ ones
 (built on first use where not installed).  Either way
 ``torch.set_num_threads`` is the one budget inside a model;
