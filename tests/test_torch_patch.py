@@ -826,6 +826,9 @@ def test_functional_mode_under_torch_compile_fullgraph(inside):
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["lfm2", "whisper"])
 def test_functional_mode_compiled_tiny_models(which):
+    if which == "whisper" and torch.torch_version.TorchVersion(torch.__version__) < (2, 13):
+        pytest.skip("torch before 2.13 cannot compile transformers' Whisper in one graph, with or without "
+                    "gelu_ext: its forward deep-copies its config, which dynamo there cannot trace")
     if which == "lfm2":
         model, inputs = tiny_lfm2(), {"input_ids": IDS}
     else:
