@@ -964,3 +964,47 @@ def test_only_torchs_non_leaf_grad_warning_from_fake_tensors_is_reported():
         torch_warning(UserWarning, message, "gelu_ext.torch._ops")
     with pytest.raises(UserWarning):
         torch_warning(UserWarning, "another warning", "torch._subclasses.meta_utils")
+
+
+# ---------------------------------------------------- private torch APIs --
+# gelu_ext/torch/_private.py looks up every private torch API the layer
+# uses, each with what happens where a torch lacks it.
+
+def private_torch_names(path):
+    """The dotted ``torch.…._name`` spellings in a module's code (comments
+    and strings left out)."""
+    import re
+    import tokenize
+    with open(path, "rb") as f:
+        code = " ".join(t.string for t in tokenize.tokenize(f.readline)
+                        if t.type in (tokenize.NAME, tokenize.OP))
+    code = re.sub(r" ?\. ?", ".", code)
+    return sorted(set(re.findall(r"\btorch(?:\.\w+)*\._(?!_)\w+", code)))      # dunders are public
+
+
+@pytest.mark.parametrize("module", ["_ops", "_mode", "_cpp", "onnx", "_patch", "_script", "nn",
+                                    "functional", "_forms", "__init__"])
+def test_no_module_but_private_reaches_for_a_private_torch_name(module):
+    import os
+    path = os.path.join(os.path.dirname(gt.__file__), module + ".py")
+    assert private_torch_names(path) == [], module
+
+
+def test_the_check_sees_a_private_torch_name():
+    import os
+    assert {"torch._C", "torch._functorch", "torch.utils._python_dispatch"} <= set(private_torch_names(
+        os.path.join(os.path.dirname(gt.__file__), "_private.py")))
+
+
+def test_a_missing_private_api_is_an_import_error_naming_it_and_the_checked_releases():
+    from gelu_ext.torch import _private
+    with pytest.raises(ImportError, match=r"needs torch\._C\._no_such_api \(a test\), which torch "
+                       r"\S+ does not have; gelu_ext\.torch was checked on torch 2\.10\.0"):
+        _private._required(torch._C, "_no_such_api", "torch._C._no_such_api", "a test")
+
+
+def test_the_python_fallback_of_any_requires_grad_answers_alike():
+    from gelu_ext.torch import _private
+    a, b = torch.ones(2), torch.ones(2, requires_grad=True)
+    for args in [(a,), (a, b), (a, "none"), (b, "tanh"), ()]:
+        assert _private._any_requires_grad_py(*args) == torch._C._any_requires_grad(*args), args
