@@ -165,6 +165,7 @@ def test_dynamo_export_with_the_translation_table(opset):
 # torch's own deprecation inside its pytree, raised as the exporter copies
 # the program (attributed to copyreg, so not caught by the torch filter)
 @pytest.mark.filterwarnings("default:.isinstance.treespec, LeafSpec.. is deprecated:FutureWarning")
+@pytest.mark.slow                       # a dynamo ONNX export: a second or more
 def test_an_exported_program_exports_with_the_translation_table():
     """An ExportedProgram is no trace the exporter runs (the ops' forms are
     not in torch's table then): the table argument is the way."""
@@ -230,6 +231,7 @@ def test_import_leaves_torchs_decomposition_table_alone(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
 
 
+@pytest.mark.slow                       # a dynamo ONNX export: a second or more
 def test_the_forms_are_in_torchs_table_only_while_an_onnx_export_runs():
     m, args = patched_every_op()
     export_dynamo(m, args)
