@@ -110,8 +110,8 @@ def test_three_input_at_is_refused(op):
 
 
 def test_accumulate_is_the_fold_not_uninitialised_memory():
-    """swiglu.accumulate(ones(5)): 1, silu(1), silu(silu(1)), ... (the step
-    after the first used to read elements not yet written)."""
+    """swiglu.accumulate(ones(5)): 1, silu(1), silu(silu(1)), ...: each step
+    reads the one written before it, never an element not yet written."""
     uf = _ufuncs.OPS["swiglu"].ufunc
     r = [1.0]
     for _ in range(4):
