@@ -104,18 +104,24 @@ def test_not_built_and_not_buildable_python_silently(restore, monkeypatch):
     assert gt.kernels() == "python" and not _cpp.active()
 
 
+def _python_with_one_warning(match):
+    """Selecting the kernels chooses the Python ones with one RuntimeWarning
+    matching ``match``, and a second selection in the process says nothing."""
+    with pytest.warns(RuntimeWarning, match=match):
+        _cpp._select({})
+    assert gt.kernels() == "python"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _cpp._select({})
+
+
 def test_not_built_where_buildable_python_with_one_warning_saying_how(restore, monkeypatch):
     monkeypatch.setattr(_cpp, "_built", lambda: None)
     monkeypatch.setattr(_cpp, "_buildable", lambda: True)
     monkeypatch.setattr(_cpp, "_WARNED", [])
-    with pytest.warns(RuntimeWarning, match=r"runs its Python kernels: its C\+\+ kernels .* were not built.*"
-                      r"pip install --no-build-isolation '\.\[torch\]'.*GELU_EXT_TORCH_CPP=1 to build them on "
-                      r"first use; GELU_EXT_TORCH_CPP=0 chooses the Python kernels without this warning"):
-        _cpp._select({})
-    assert gt.kernels() == "python"
-    with warnings.catch_warnings():                 # once per process
-        warnings.simplefilter("error")
-        _cpp._select({})
+    _python_with_one_warning(r"runs its Python kernels: its C\+\+ kernels .* were not built.*"
+                             r"pip install --no-build-isolation '\.\[torch\]'.*GELU_EXT_TORCH_CPP=1 to build them on "
+                             r"first use; GELU_EXT_TORCH_CPP=0 chooses the Python kernels without this warning")
 
 
 def test_env_0_where_buildable_python_silently(restore, monkeypatch):
@@ -152,14 +158,9 @@ def test_built_for_another_torch_python_with_one_warning(restore, monkeypatch):
     monkeypatch.setattr(_cpp, "_built", lambda: ("/site/gelu_ext/torch/_C.so", "2.4.0"))
     monkeypatch.setattr(_cpp, "_module", lambda *a, **k: pytest.fail("loaded an extension of another torch"))
     monkeypatch.setattr(_cpp, "_WARNED", [])
-    with pytest.warns(RuntimeWarning, match=rf"built against torch 2\.4\.0, this is torch "
-                      rf"{re.escape(torch.__version__)}: the Python kernels run instead.*"
-                      rf"--no-build-isolation.*GELU_EXT_TORCH_CPP=1"):
-        _cpp._select({})
-    assert gt.kernels() == "python"
-    with warnings.catch_warnings():                 # once per process
-        warnings.simplefilter("error")
-        _cpp._select({})
+    _python_with_one_warning(rf"built against torch 2\.4\.0, this is torch "
+                             rf"{re.escape(torch.__version__)}: the Python kernels run instead.*"
+                             rf"--no-build-isolation.*GELU_EXT_TORCH_CPP=1")
 
 
 def test_built_without_a_record_is_another_torch(restore, monkeypatch):
