@@ -101,6 +101,7 @@
 
 typedef struct {
     float x, xc, xp;            /* covers -x <= x <= xp; a = |x| clamped at xc */
+    float xg;                   /* and x >= xg: the identity (gx_lut_identity) */
     float k, k2;                /* piece of a: rint(k a + k2 a^2), see gx_lut_index */
     int deg;                    /* 6, or 5: m_6 = 0, and the kernels skip it */
     GX_ALIGN64 float m[5][32];  /* M_i(d) = m[0][i] + m[1][i] d + ... + m5 d^5 + m6 d^6 */
@@ -114,8 +115,18 @@ typedef struct {
 
 /* The elements table T covers (NaN fails the test): |x| <= x, or for the
  * forward GELU tables, whose last piece serves the positive side up to
- * a = xc (and x > xc by the clamp), x >= -x (xp = inf). */
-GX_INLINE int gx_lut_ok(const gx_lut *T, float x) { return x >= -T->x && x <= T->xp; }
+ * a = xc (and x > xc by the clamp), x >= -x (xp = inf); and x >= xg, where
+ * the function rounds to its identity for every float32 (src/tables/fit_lut.py,
+ * identity_from): the forward result is x, the derivative times g is g.
+ * There the twins return that, the general formula's bits (checked for
+ * every float32 x >= xg: bench/identity.py), at the table's cost. */
+GX_INLINE int gx_lut_ok(const gx_lut *T, float x) { return (x >= -T->x && x <= T->xp) || x >= T->xg; }
+
+/* The identity's g, a signalling NaN quieted as the general formula's
+ * products quiet it: times 1 read through a volatile, which no compiler
+ * folds away (x * 1.0f it does, signalling NaNs not being honoured). */
+static const volatile float gx_lut_one = 1.0f;
+GX_INLINE float gx_lut_identity(float g) { return g * gx_lut_one; }
 
 /* a clamped to the table's range first, so that NaN and huge inputs (sent to
  * the general formula, or for x > xc the last piece's value at xc) still
@@ -173,6 +184,7 @@ GX_INLINE float gx_lut_poly(const gx_lut *T, int i, float d)
  * table covers (all 2^32 checked), fmaf(x, B, -M) already has x's sign. */
 GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)
 {
+    if (x >= T->xg) return x;
     float a = gx_lut_clamp(T, fabsf(x));
     int i = gx_lut_index(T, a);
     float M = gx_lut_poly(T, i, a - gx_lut_lo16(T->m5c[i]));
@@ -183,6 +195,7 @@ GX_INLINE float gx_lut_fwd(const gx_lut *T, float x)
 
 GX_INLINE float gx_lut_grad(const gx_lut *T, float x, float g)
 {
+    if (x >= T->xg) return gx_lut_identity(g);
     float a = gx_lut_clamp(T, fabsf(x));
     int i = gx_lut_index(T, a);
     float M = gx_lut_poly(T, i, a - gx_lut_lo16(T->m5c[i]));

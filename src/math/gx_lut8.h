@@ -62,6 +62,7 @@
 
 typedef struct {
     float x, xc, xp;            /* covers -x <= x <= xp; a = |x| clamped at xc */
+    float xg;                   /* and x >= xg: the identity (gx_lut_ok) */
     float k, k2;                /* piece of a: min(rint(k a + k2 a^2), 7) */
     GX_ALIGN64 float m[9][8];   /* M_i(d) = m[0][i] + ... + m[8][i] d^8; m[8] | c, m[7] | H */
     GX_ALIGN64 uint32_t su[8];  /* S's bfloat16 bits (high half) | U's (low half) */
@@ -72,7 +73,7 @@ typedef struct {
 /* Which kernel reads which table on a path with 8-piece tables: the TAB8
  * column of GX_F32_SPLITS (gx_kdefs.h); float64 keeps its tables (gx_lut64.h). */
 
-GX_INLINE int gx_lut8_ok(const gx_lut8 *T, float x) { return x >= -T->x && x <= T->xp; }
+GX_INLINE int gx_lut8_ok(const gx_lut8 *T, float x) { return (x >= -T->x && x <= T->xp) || x >= T->xg; }
 
 GX_INLINE int gx_lut8_index(const gx_lut8 *T, float a)
 {
@@ -130,6 +131,7 @@ GX_INLINE float gx_lut8_parts(const gx_lut8 *T, float x, float base, float *a, f
  * +-0; for every other covered x the sign is x's already. */
 GX_INLINE float gx_lut8_fwd(const gx_lut8 *T, float x)
 {
+    if (x >= T->xg) return x;
     float a, M, e;
     const float h = gx_lut8_parts(T, x, 0.5f, &a, &M, &e);
     const float B = signbit(x) ? h : 1.0f - h;
@@ -138,6 +140,7 @@ GX_INLINE float gx_lut8_fwd(const gx_lut8 *T, float x)
 
 GX_INLINE float gx_lut8_grad(const gx_lut8 *T, float x, float g)
 {
+    if (x >= T->xg) return gx_lut_identity(g);
     float a, M, e;
     const float h = gx_lut8_parts(T, x, 2.0f, &a, &M, &e);
     const float Me = M + e;

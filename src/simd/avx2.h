@@ -69,6 +69,8 @@ GX_INLINE gx_vmf vf_special(gx_vf g)
 }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm256_cmp_ps(vf_abs(x), X, _CMP_NLE_UQ); }
 GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm256_cmp_ps(x, NX, _CMP_NGE_UQ); }
+GX_INLINE gx_vmf vf_ge(gx_vf x, gx_vf c) { return _mm256_cmp_ps(x, c, _CMP_GE_OQ); }
+GX_INLINE gx_vmf vf_mandn(gx_vmf a, gx_vmf b) { return _mm256_andnot_ps(b, a); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)_mm256_movemask_ps(m); }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 

@@ -67,6 +67,8 @@ GX_INLINE gx_vf vf_maskmul(gx_vmf m, gx_vf src, gx_vf a, gx_vf b) { return _mm51
 GX_INLINE gx_vmf vf_special(gx_vf g) { return _mm512_fpclass_ps_mask(g, 0x9f); }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ); }
 GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ); }
+GX_INLINE gx_vmf vf_ge(gx_vf x, gx_vf c) { return _mm512_cmp_ps_mask(x, c, _CMP_GE_OQ); }
+GX_INLINE gx_vmf vf_mandn(gx_vmf a, gx_vmf b) { return (gx_vmf)(a & ~b); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)m; }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 

@@ -172,6 +172,25 @@ _sigmoid_twins(q_silu, dq_silu, lambda a: a, lambda a: 1.0)
 _sigmoid_twins(q_quick, dq_quick, lambda a: _QC * a, lambda a: _QC)
 
 
+def identity_from(fam, q, dq, grad):
+    """XG: from x = XG on, the function rounds to its identity for every
+    float32 (the forward result is x, the derivative times g is g), so the
+    kernels return that without the general formula (gx_lut.h, gx_lut_ok).
+    With gelu'(a) = 1 - G(a), G(a) = q(a) - a |q'(a)| (see the top), and
+    f(a) = a (1 - q(a)): where |G(a)|, or q(a), is below 2^-26 the double
+    result times g (or a) is within 2^-26 + 2^-52 of g's (a's) value, which
+    no float32 rounding moves off it (half a ULP is above 2^-25 relative).
+    The first multiple of 1/4 above X where it holds; both decrease from X
+    on.  The forward GELU tables cover x > 0 whole already: INFINITY."""
+    if fam.ext is not None:
+        return float("inf")
+    dev = (lambda a: abs(q(a) - a * dq(a))) if grad else q
+    a = math.ceil(fam.X * 4) / 4
+    while dev(mp.mpf(a)) >= mp.mpf(2) ** -26:
+        a += 0.25
+    return a
+
+
 # Degree: GELU needs 6 (degree 5 leaves 4e-8, too much of the ULP budget);
 # the sigmoid family reaches the float32 coefficients' own floor (~7e-9) at 5,
 # and its kernels skip the zero m_6 (gx_loop_f32.h, gx_body32's S).
@@ -424,6 +443,10 @@ def fmt(v):
     return float(np.float32(v)).hex() + "f"
 
 
+def fmt_inf(v):
+    return "INFINITY" if v == float("inf") else fmt(v)
+
+
 SPECS = [  # (table, family, q, |q'|, derivative?)
     ("gx_lut_erf", GELU_FWD, q_erf, dq_erf, False), ("gx_lut_erf_grad", GELU, q_erf, dq_erf, True),
     ("gx_lut_tanh", GELU_FWD, q_tanh, dq_tanh, False), ("gx_lut_tanh_grad", GELU, q_tanh, dq_tanh, True),
@@ -442,11 +465,14 @@ def generate(only=None):
         name, rows, worst = table(fam, name, q, dq, grad)
         what = "derivative" if grad else "forward"
         out.append("")
+        xgv = identity_from(fam, q, dq, grad)
+        xp, xg = fmt_inf(fam.XP), fmt_inf(xgv)
         cover = f"|x| <= {fam.X:g}" if fam.ext is None else f"x >= -{fam.X:g} (a clamped at {fam.ext:g})"
+        if xgv < float("inf"):
+            cover += f", the identity from x >= {xgv:g}"
         out.append(f"/* {what}; {cover}; degree {fam.deg}; worst weighted fit error {worst:.2e} */")
         out.append(f"static const gx_lut {name} = {{")
-        xp = "INFINITY" if fam.XP == float("inf") else fmt(fam.XP)
-        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {fmt(fam.K)}, {fmt(fam.K2)}, {fam.deg},")
+        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {xg}, {fmt(fam.K)}, {fmt(fam.K2)}, {fam.deg},")
         out.append("    {")
         for j in range(5):
             out.append("        {" + ", ".join(fmt(r[2][j]) for r in rows) + "},")

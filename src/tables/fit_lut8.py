@@ -275,12 +275,15 @@ def generate(only=None):
         results = pool.map(_table, specs)
     for (name, fam, q, dq, grad), (rows, worst, rho) in zip(specs, results):
         what = "derivative" if grad else "forward"
+        xgv = F.identity_from(fam, q, dq, grad)
+        xp, xg = F.fmt_inf(fam.XP), F.fmt_inf(xgv)
         cover = f"|x| <= {fam.X:g}" if fam.ext is None else f"x >= -{fam.X:g} (a clamped at {fam.ext:g})"
+        if xgv < float("inf"):
+            cover += f", the identity from x >= {xgv:g}"
         out.append("")
         out.append(f"/* {what}; {cover}; worst weighted fit error {worst:.2e}; rho {rho:.3f} */")
         out.append(f"static const gx_lut8 {name} = {{")
-        xp = "INFINITY" if fam.XP == float("inf") else fmt(fam.XP)
-        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {fmt(fam.K)}, {fmt(fam.K2)},")
+        out.append(f"    {fmt(fam.X)}, {fmt(fam.XC)}, {xp}, {xg}, {fmt(fam.K)}, {fmt(fam.K2)},")
         out.append("    {")
         for j in range(DEG + 1):
             out.append("        {" + ", ".join(fmt(r[0][j]) for r in rows) + "},")
