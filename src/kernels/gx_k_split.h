@@ -104,9 +104,14 @@ GX_INLINE void gx_gather_f32(const int *idx, int k, int kp, int nin, const float
         if (nin == 2) pg[j] = 0;
     }
 }
+/* A gated form's general-formula result r times up.  Where both are NaN
+ * (x NaN and up NaN) the product's payload is whichever operand the
+ * instruction reads first, an order compilers choose freely: up's NaN,
+ * quieted, is taken explicitly, so every path and build gives one bits. */
+GX_INLINE float gx_gate_mul(float r, float up) { return up != up ? up + up : r * up; }
 GX_INLINE void gx_put_f32(float *ob, const int *idx, const float *rb, const float *pg, int k, int mul)
 {
-    for (int j = 0; j < k; j++) ob[idx[j]] = mul ? rb[j] * pg[j] : rb[j];
+    for (int j = 0; j < k; j++) ob[idx[j]] = mul ? gx_gate_mul(rb[j], pg[j]) : rb[j];
 }
 GX_INLINE void gx_gather_f64(const int *idx, int k, int kp, const double *xs, double *pb)
 {
@@ -175,9 +180,11 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
     float *out = (float *)out_;
     float xb[GX_SPLIT_B], gb[GX_SPLIT_B];                          /* in place: the inputs */
     float pb[GX_SPLIT_B + GX_PACK_SLACK], pg_[GX_SPLIT_B + GX_PACK_SLACK];    /* packed */
-    float rb[GX_SPLIT_B];                                          /* their results */
+    float rb[GX_SPLIT_B + GX_PACK_SLACK];                          /* their results */
     uint64_t bad[GX_SPLIT_B / 64], bad2[GX_SPLIT_B / 64];
+#ifndef GX_HAVE_PACK_F32
     int idx[GX_SPLIT_B + GX_PACK_SLACK];
+#endif
     float *const pg = nin == 2 ? pg_ : NULL;
     for (gx_intp i0 = 0; i0 < n; i0 += GX_SPLIT_B) {
         const int m = (int)(n - i0 < GX_SPLIT_B ? n - i0 : GX_SPLIT_B);
@@ -195,6 +202,24 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
         const int nbad = lut(tab, xs, gs, ob, m, bad);   /* how many it flagged */
         if (nbad == 0) continue;
         int kp, k;
+#ifdef GX_HAVE_PACK_F32     /* AVX-512: the values packed, no indices */
+        uint64_t nz[GX_SPLIT_B / 1024];
+        if (2 * nbad <= m) {
+            k = GX_FN(pack_f32)(bad, m, 1, xs, gs, pb, pg, nz);
+            kp = (k + 15) & ~15;
+            full(pb, pg, rb, kp);
+            if (gate)
+                for (int j = 0; j < kp; j++) rb[j] = gx_gate_mul(rb[j], pg[j]);
+            GX_FN(put_f32)(bad, m, 1, nz, rb, ob);
+        } else {
+            full(xs, gs, ob, m);
+            if (gate)
+                for (int j = 0; j < m; j++) ob[j] = gx_gate_mul(ob[j], gs[j]);
+            k = GX_FN(pack_f32)(bad, m, 0, xs, gs, pb, pg, nz);
+            lut(tab, pb, pg, rb, (k + 15) & ~15, bad2);
+            GX_FN(put_f32)(bad, m, 0, nz, rb, ob);
+        }
+#else
         if (2 * nbad <= m) {    /* the flagged ones through the formula */
             k = gx_pack(bad, m, 1, idx, &kp);
             gx_gather_f32(idx, k, kp, nin, xs, gs, pb, pg);
@@ -203,12 +228,13 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
         } else {                /* the formula on all, the covered ones from the table */
             full(xs, gs, ob, m);
             if (gate)
-                for (int j = 0; j < m; j++) ob[j] = ob[j] * gs[j];
+                for (int j = 0; j < m; j++) ob[j] = gx_gate_mul(ob[j], gs[j]);
             k = gx_pack(bad, m, 0, idx, &kp);
             gx_gather_f32(idx, k, kp, nin, xs, gs, pb, pg);
             lut(tab, pb, pg, rb, kp, bad2);
             gx_put_f32(ob, idx, rb, pg, k, 0);
         }
+#endif
     }
 }
 
