@@ -192,6 +192,34 @@ def sample(f, ins, out, k, clock):
     return (clock() - t0) / k
 
 
+def every_float32(fa, fb, nin, threads):
+    """Bits of A and B on every float32 x (2^32 of them, in chunks of 2^24),
+    the other inputs N(0, 1) with every 97th a special value (the zoo's
+    classes) drawn per chunk: (count differing, how many of them are NaN in
+    both with another payload, the first)."""
+    count, nans, first = 0, 0, ""
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3e38], np.float32)
+    for c0 in range(0, 1 << 32, 1 << 24):
+        x = np.arange(c0, c0 + (1 << 24), dtype=np.uint64).astype(np.uint32).view(np.float32)
+        rng = np.random.default_rng(c0)
+        ins = [x]
+        for _ in range(nin - 1):
+            v = rng.standard_normal(x.size, dtype=np.float32)
+            v[::97] = np.resize(specials, v[::97].size)
+            ins.append(v)
+        oa, ob = np.empty_like(x), np.empty_like(x)
+        with np.errstate(all="ignore"):
+            fa(*ins, out=oa)
+            fb(*ins, out=ob)
+        nd, f = first_diff(ins, oa, ob)
+        if nd:
+            payload = np.count_nonzero(np.isnan(oa) & np.isnan(ob) & (oa.view(np.uint32) != ob.view(np.uint32)))
+            nans += payload
+        count += nd
+        first = first or f
+    return count, nans, first
+
+
 def time_row(fa, fb, ins, repeat, clock, min_time):
     """Per-round ratios B/A (round r: A B B A if r even, B A A B if odd)."""
     out = np.empty_like(ins[0])
@@ -241,6 +269,9 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=9, help="rounds of A B B A / B A A B (default 9)")
     p.add_argument("--min-time", type=float, default=0.01, help="seconds per sample (default 0.01)")
     p.add_argument("--clock", choices=("thread", "wall"), default="thread")
+    p.add_argument("--every-float32", action="store_true",
+                   help="bits only: each op on every float32 x (other inputs N(0,1) and specials), "
+                        "per path, on 2 threads; no timing (about a minute per op and path)")
     args = p.parse_args(argv)
     if args.repeat < 2:
         p.error("--repeat: at least 2 rounds (the spread needs them)")
@@ -272,6 +303,8 @@ def main(argv=None):
         else:
             dtypes.append(np.dtype(name))
 
+    if args.every_float32:
+        return every_float32_table(a, b, ops, isas)
     print(f"# bench/ab.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print(f"# A {so_a} ({git_rev(so_a)})")
     print(f"# B {so_b} ({git_rev(so_b)})")
@@ -317,6 +350,33 @@ def main(argv=None):
             print("!!!   " + d)
         return 1
     print(f"bits: A and B identical on every row ({len(rows)} rows, timed inputs and zoo)")
+    return 0
+
+
+def every_float32_table(a, b, ops, isas):
+    """--every-float32: one row per path and float32 op, bits only."""
+    print(f"# bench/ab.py --every-float32: {machine()}; 2 threads")
+    a._set_num_threads(2); b._set_num_threads(2)
+    differ = []
+    t0 = time.perf_counter()
+    for isa in isas:
+        a._set_isa(isa); b._set_isa(isa)
+        for name in ops:
+            op = a.OPS[name]
+            if np.dtype(np.float32).char not in "".join(t[0] for t in op.ufunc.types):
+                continue
+            t = time.perf_counter()
+            nd, nans, first = every_float32(op.ufunc, b.OPS[name].ufunc, op.nin, 2)
+            what = "same" if nd == 0 else f"DIFFER {nd} ({nans} NaN payloads)"
+            print(f"{isa:9s} {name:22s} {what}  "
+                  f"({time.perf_counter() - t:.0f} s) {first}", flush=True)
+            if nd:
+                differ.append(f"{isa} {name}: {nd} {first}")
+    print(f"# {time.perf_counter() - t0:.0f} s")
+    if differ:
+        print(f"!!! OUTPUT BITS DIFFER in {len(differ)} rows")
+        return 1
+    print("bits: A and B identical on every float32 input of every row")
     return 0
 
 
