@@ -41,11 +41,12 @@ Run A against A first (``--b`` a copy of ``--a``): its ratios and marks are
 what noise alone gives on this machine today; a B/A row means something only
 beyond that.  Code alignment is not in that noise (a copy loads at the same
 offsets): a loop that moved to another 32- or 64-byte offset can shift one
-row by several per cent with identical instructions (bench/README.md, issue
-31).  ``bits`` compares A's and B's output on the timed inputs and on a zoo
-of 2^16 special and random-bit-pattern inputs: ``same``, or ``DIFFER t+z``
-(t timed and z zoo outputs differ; every bit counts, NaN payloads too), with
-the first differing input listed after the table (exit status 1).
+row by several per cent with identical instructions (bench/README.md,
+"Comparing two builds").  ``bits`` compares A's and B's output on the
+timed inputs and on a zoo of 2^16 special and random-bit-pattern inputs:
+``same``, or ``DIFFER t+z`` (t timed and z zoo outputs differ; every bit
+counts, NaN payloads too), with the first differing input listed after the
+table (exit status 1).
 The summary gives per path the median, lowest and highest row ratio.
 """
 import argparse

@@ -138,7 +138,8 @@ GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
  * coefficients in use are live: fetched all at once, the 20 columns do not
  * fit in the 16 ymm registers and go through the stack.  llvm-mca 19 cycles
  * per 4 elements, all at once against by column: znver3 63.3 against 55.2,
- * skylake 66.3 against 61.7, alderlake 59.3 against 43.5 (bench/README.md).
+ * skylake 66.3 against 61.7, alderlake 59.3 against 43.5
+ * (bench/results/f64_zen5_2026-12-02.md).
  * A gather per coefficient is 2x slower on AMD Zen 5.  The same values, so
  * the same bits as gx_lut64_fwd. */
 typedef const gx_lut64_rows *gx_vd_rows;
