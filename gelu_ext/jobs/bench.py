@@ -335,17 +335,19 @@ def bias_shape(n):
     return (max(1, round(n / BIAS_FEATURES)), BIAS_FEATURES)
 
 
-def make_inputs(op, dtype, n, seed=0):
+def make_inputs(op, dtype, n, seed=0, sigma=2.0):
     """Arrays for one benchmark cell: x, grad g, bias b, preallocated out.
 
-    x ~ 2 N(0, 1): mostly the bulk with some tail, like pre-activations.
+    x ~ sigma N(0, 1), by default 2 N(0, 1): mostly the bulk with some tail,
+    like pre-activations (a Transformer's FFN activations are nearer 1 N(0, 1);
+    bench/ratios.py runs 1 and says so).
     Returns a dict with ``n`` set to the actual element count (the fused-bias
     shape rounds ``n`` to whole rows of BIAS_FEATURES)."""
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
     shape = bias_shape(n) if "b" in op.inputs else (n,)
-    d = {"x": (2.0 * rng.standard_normal(shape)).astype(dtype)}
+    d = {"x": (sigma * rng.standard_normal(shape)).astype(dtype)}
     if "g" in op.inputs:
         d["g"] = rng.standard_normal(shape).astype(dtype)
     if "b" in op.inputs:
