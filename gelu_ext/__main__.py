@@ -3,6 +3,7 @@
 Without a command it runs the demo.  Each job lives in its own module and is
 imported only when asked for, so a missing optional extra only affects it.
 """
+import os
 import sys
 
 _JOBS = {
@@ -36,7 +37,16 @@ def main(argv=None):
     # (the guard ends the process itself; _common says why).
     with _common.ctrl_c_exits("gelu_ext: interrupted"):
         job = _common.import_module(_JOBS[name][0])
-        return job.main(argv) or 0
+        try:
+            rc = job.main(argv) or 0
+            sys.stdout.flush()           # a pipe's buffered output, written here
+            return rc
+        except BrokenPipeError:
+            # the reader left (`python -m gelu_ext config | head`): stop
+            # quietly, as a shell tool killed by SIGPIPE does; stdout goes to
+            # devnull so the flush at exit cannot raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
 
 
 if __name__ == "__main__":

@@ -284,3 +284,14 @@ def test_ctrl_c_guard_ends_the_process_however_the_interrupt_is_lost(case, tmp_p
         raise
     _assert_clean_interrupt(child, rc)
     assert child.lines["err"] == [INTERRUPTED]
+
+
+def test_a_reader_that_leaves_ends_the_output_quietly(tmp_path):
+    """`python -m gelu_ext config | head -1`: the pipe closes before the
+    output is written; no traceback, SIGPIPE's exit status."""
+    with python_child(["-m", "gelu_ext", "config"], popen=True, env=_env(), cwd=tmp_path,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=STARTUP_TIMEOUT) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
