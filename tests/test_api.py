@@ -15,6 +15,7 @@ import pytest
 import gelu_ext
 from gelu_ext import _ufuncs, fast_gelu, fast_gelu_grad, relu, relu_grad
 from helpers import ALL_DTYPES, FLOAT_DTYPES, WITHOUT_ML_DTYPES, dtype_id, python_child
+from opinfo import OPINFOS, TWINNED, ids
 
 # ------------------------------------------------------- article values --
 # The seed article: ReLU(-1) = 0, ReLU(2) = 2, GELU(-1) ~ -0.159,
@@ -109,40 +110,8 @@ def test_approximate_picks_the_grad_ufunc(mode, ufunc):
 
 # --------------------------------------------------------- special values --
 
-FUNCS = {
-    "gelu": lambda x: fast_gelu(x),
-    "gelu_tanh": lambda x: fast_gelu(x, "tanh"),
-    "relu": relu,
-    "gelu_grad": lambda x: fast_gelu_grad(x),
-    "gelu_tanh_grad": lambda x: fast_gelu_grad(x, approximate="tanh"),
-    "relu_grad": lambda x: relu_grad(x),
-    "silu": gelu_ext.silu,
-    "quick_gelu": gelu_ext.quick_gelu,
-    "silu_grad": lambda x: gelu_ext.silu_grad(x),
-    "quick_gelu_grad": lambda x: gelu_ext.quick_gelu_grad(x),
-}
 MAX, NMAX = "max", "-max"      # finfo(dtype).max, resolved per dtype
-# (input, expected) per function; expected zeros are compared with their sign
-# for the forward functions, where the sign is specified.
-SPECIAL = {
-    "gelu": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -0.0), (0.0, 0.0), (-0.0, -0.0),
-             (MAX, MAX), (NMAX, -0.0)],
-    "gelu_tanh": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, -0.0), (0.0, 0.0), (-0.0, -0.0),
-                  (MAX, MAX), (NMAX, -0.0)],
-    "relu": [(np.nan, np.nan), (np.inf, np.inf), (-np.inf, 0.0), (0.0, 0.0), (-0.0, -0.0),
-             (MAX, MAX), (NMAX, 0.0), (-1.0, 0.0), (2.0, 2.0)],
-    "gelu_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5), (-0.0, 0.5),
-                  (MAX, 1.0), (NMAX, 0.0)],
-    "gelu_tanh_grad": [(np.nan, np.nan), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.5), (-0.0, 0.5),
-                       (MAX, 1.0), (NMAX, 0.0)],
-    "relu_grad": [(np.nan, 0.0), (np.inf, 1.0), (-np.inf, 0.0), (0.0, 0.0), (-0.0, 0.0),
-                  (MAX, 1.0), (NMAX, 0.0), (-1.0, 0.0), (2.0, 1.0)],
-}
-for _f in ("silu", "quick_gelu"):      # as the GELU forms; at -max the derivative
-    SPECIAL[_f] = SPECIAL["gelu"]     # s (1 + k x (1 - s)) is negative and below the
-    SPECIAL[_f + "_grad"] = SPECIAL["gelu_grad"][:-1] + [(NMAX, -0.0)]   # smallest subnormal
-del _f
-SIGNED_ZERO = {"gelu", "gelu_tanh", "relu", "silu", "quick_gelu", "silu_grad", "quick_gelu_grad"}
+SPECIAL_X = [np.nan, np.inf, -np.inf, 0.0, -0.0, MAX, NMAX]
 
 
 def _resolve(v, dt):
@@ -151,24 +120,30 @@ def _resolve(v, dt):
 
 
 def special_cases():
-    for name, cases in SPECIAL.items():
-        for x, want in cases:
+    for op in TWINNED:
+        for x in SPECIAL_X:
             for dt in FLOAT_DTYPES:
-                yield pytest.param(name, dt, x, want, id=f"{name}-{dtype_id(dt)}-{x}")
+                yield pytest.param(op, dt, x, id=f"{op.name}-{dtype_id(dt)}-{x}")
 
 
-@pytest.mark.parametrize("name, dt, x, want", list(special_cases()))
-def test_special_values(name, dt, x, want):
+@pytest.mark.parametrize("op, dt, x", list(special_cases()))
+def test_special_values(op, dt, x):
+    """Each op's public function (a derivative's with g = 1) at NaN, +-inf,
+    +-0 and +-max gives its float64 twin's value rounded to the dtype,
+    without a floating-point warning; a forward op's zeros with the twin's
+    sign (a derivative's sign of zero is not specified)."""
     xa = np.array([_resolve(x, dt)], dtype=dt)
+    args = [xa, np.ones(1, dt)] if op.is_grad else [xa]
     with np.errstate(over="raise", invalid="raise", divide="raise"):   # and no warning
-        got = FUNCS[name](xa)
-    want = np.array([_resolve(want, dt)], dtype=dt)
+        got = op.public(*args)
+    with np.errstate(all="ignore"):
+        want = np.asarray(op.reference(xa.astype(np.float64)), np.float64).astype(dt)
     assert got.dtype == np.dtype(dt)
     if np.isnan(want[0]):
         assert np.isnan(got[0])
     else:
         assert got[0] == want[0]
-        if name in SIGNED_ZERO and want[0] == 0:
+        if not op.is_grad and want[0] == 0:
             assert np.signbit(got[0]) == np.signbit(want[0]), f"sign of zero: got {got[0]!r}"
 
 
@@ -199,16 +174,16 @@ def test_relu_grad_passes_nan_grad_where_x_positive():
 
 # --------------------------------------------------- inputs never modified --
 
-CALLS = {
-    "fast_gelu": lambda x, g, b: fast_gelu(x),
+# every op's public function on its operands, and the keyword forms of the
+# thin functions that are not one op's (approximate=, bias=, out=)
+CALLS = {o.name: (lambda x, g, b, o=o: o.public(*(x, g, b)[:o.nin])) for o in OPINFOS}
+CALLS.update({
     "fast_gelu_tanh": lambda x, g, b: fast_gelu(x, "tanh"),
     "fast_gelu_bias": lambda x, g, b: fast_gelu(x, bias=b),
-    "relu": lambda x, g, b: relu(x),
     "fast_gelu_grad": lambda x, g, b: fast_gelu_grad(x, g),
     "fast_gelu_grad_tanh_bias": lambda x, g, b: fast_gelu_grad(x, g, "tanh", bias=b),
-    "relu_grad": lambda x, g, b: relu_grad(x, g),
     "fast_gelu_out": lambda x, g, b: fast_gelu(x, out=np.empty_like(x)),
-}
+})
 
 
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
@@ -262,11 +237,18 @@ def _where_calls():
         "fast_gelu_grad": (lambda **k: fast_gelu_grad(x, gr, **k), lambda: gelu_ext.gelu_erf_grad(x, gr)),
         "fast_gelu_grad-bias": (lambda **k: fast_gelu_grad(x, gr, bias=b, **k),
                                 lambda: gelu_ext.gelu_erf_bias_grad(x, gr, b)),
-        "relu": (lambda **k: relu(x, **k), lambda: gelu_ext.relu(x)),
-        "relu_grad": (lambda **k: relu_grad(x, gr, **k), lambda: gelu_ext.relu_grad(x, gr)),
-        "silu_grad": (lambda **k: gelu_ext.silu_grad(x, **k), lambda: gelu_ext.silu_grad(x)),
         "geglu": (lambda **k: gelu_ext.geglu(x, up, "tanh", **k), lambda: gelu_ext.geglu_tanh(x, up)),
+        # and every op's public function (a derivative's thin one where it has one)
+        **{o.name: (lambda o=o, a=_where_operands(o, x, gr, b, up), **k: o.public(*a, **k),
+                    lambda o=o, a=_where_operands(o, x, gr, b, up): o.ufunc(*a))
+           for o in OPINFOS},
     }
+
+
+def _where_operands(o, x, gr, b, up):
+    """x (the gate), g, b or up in the order of the op's inputs."""
+    roles = {"x": x, "gate": x, "g": gr, "b": b, "up": up}
+    return [roles[name] for name in o.spec.inputs]
 
 
 WHERE_CALLS = list(_where_calls())
@@ -330,12 +312,13 @@ INPUTS = {
     "tuple": (0.5, -0.5),
     "empty_list": [],
 }
+# the thin functions (approximate=, a derivative's grad=None) and every
+# forward op's public function
 THIN = {
     "fast_gelu": fast_gelu,
     "fast_gelu_tanh": lambda x: fast_gelu(x, "tanh"),
-    "relu": relu,
     "fast_gelu_grad": fast_gelu_grad,
-    "relu_grad": relu_grad,
+    **{o.name: o.public for o in OPINFOS if o.nin == 1 or o.spec.thin},
 }
 
 
@@ -358,19 +341,17 @@ def test_array_result_dtype_like_np_tanh(fn, dt):
 
 # ----------------------------------------------------- public surface --
 
+# public functions that are no op's ufunc: the thin API beside the ufuncs
+# and the configuration
+NOT_UFUNCS = {"fast_gelu", "fast_gelu_grad", "swiglu_grad", "geglu", "geglu_grad",
+              "activation", "show_config", "get_num_threads", "set_num_threads"}
+
+
 def test_all_lists_the_public_api():
-    assert sorted(gelu_ext.__all__) == sorted([
-        "fast_gelu", "fast_gelu_grad", "relu", "relu_grad", "relu2", "relu2_grad",
-        "relu6", "relu6_grad",
-        "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias",
-        "gelu_erf_grad", "gelu_tanh_grad", "gelu_erf_bias_grad", "gelu_tanh_bias_grad",
-        "relu_backward", "gelu_erf_backward", "gelu_tanh_backward",
-        "gelu_erf_bias_backward", "gelu_tanh_bias_backward",
-        "silu", "silu_grad", "quick_gelu", "quick_gelu_grad",
-        "swiglu", "geglu", "swiglu_grad", "geglu_grad",
-        "geglu_erf", "geglu_tanh", "swiglu_dgate", "geglu_erf_dgate", "geglu_tanh_dgate",
-        "activation", "show_config", "get_num_threads", "set_num_threads",
-    ])
+    """Every op of the spec under its name and its 0.1.0 alias, the thin
+    functions, and nothing else."""
+    ops = {o.name for o in OPINFOS} | {o.alias for o in OPINFOS if o.alias}
+    assert sorted(gelu_ext.__all__) == sorted(ops | NOT_UFUNCS)
 
 
 @pytest.mark.parametrize("name", gelu_ext.__all__)
@@ -378,18 +359,26 @@ def test_all_names_exist(name):
     assert callable(getattr(gelu_ext, name))
 
 
-@pytest.mark.parametrize("name", ["relu", "gelu_erf", "gelu_tanh", "gelu_erf_bias", "gelu_tanh_bias"])
-def test_backward_names_are_the_grad_ufuncs(name):
+ALIASED = [o for o in OPINFOS if o.alias]
+
+
+@pytest.mark.parametrize("op", ALIASED, ids=ids(ALIASED))
+def test_backward_names_are_the_grad_ufuncs(op):
     """0.1.0's ``*_backward`` ufuncs (README) are the ``*_grad`` ones, not copies."""
-    assert getattr(gelu_ext, name + "_backward") is getattr(gelu_ext._ufuncs, name + "_grad")
-    assert getattr(gelu_ext, name + "_backward").__name__ == name + "_grad"
+    assert getattr(gelu_ext, op.alias) is getattr(gelu_ext._ufuncs, op.name)
+    assert getattr(gelu_ext, op.alias).__name__ == op.name
 
 
 def test_version_is_a_string():
     assert isinstance(gelu_ext.__version__, str) and gelu_ext.__version__
 
 
-@pytest.mark.parametrize("fn", [fast_gelu, fast_gelu_grad, relu_grad], ids=lambda f: f.__name__)
+CONFIG = {"activation", "show_config", "get_num_threads", "set_num_threads"}
+THIN_FUNCTIONS = [getattr(gelu_ext, n) for n in gelu_ext.__all__
+                  if n not in CONFIG and not isinstance(getattr(gelu_ext, n), np.ufunc)]
+
+
+@pytest.mark.parametrize("fn", THIN_FUNCTIONS, ids=lambda f: f.__name__)
 def test_thin_functions_have_numpydoc_docstrings(fn):
     doc = fn.__doc__ or ""
     assert "Examples" in doc and ">>>" in doc
