@@ -113,11 +113,12 @@ class FunctionalCase(NamedTuple):
     inplace: bool
 
 
-def functional_cases(inplace=True):
+def functional_cases(inplace=True, scale=4.0):
     """Every forward op with a functional function, in every mode, with
-    ``bias=`` where it takes one, and in place (on a non-leaf, as inside a
-    model) where it takes ``inplace``.  The first operand is scaled by 4 on
-    the way in, so ReLU6 also sees its flat part beyond 6."""
+    ``bias=`` where it takes one, and in place where it takes ``inplace``.
+    A one-tensor op's operand is multiplied by ``scale`` on the way in
+    (None: passed as it is): by 4, ReLU6 also sees its flat part beyond 6,
+    and an in-place call works on a non-leaf, as inside a model."""
     from gelu_ext.torch import _forms
     from gelu_ext.torch import functional as GF
     for t in _spec.TORCH_OPS:
@@ -128,17 +129,23 @@ def functional_cases(inplace=True):
             kw = {} if mode is None else {"approximate": mode}
             tag = t.name + ("" if mode in (None, "none") else f" {mode}")
             n = len(t.args)
-            yield FunctionalCase(tag, t.name, _scaled(fn, kw), _scaled(form, kw), n, False)
+            one = scale if n == 1 else None
+            yield FunctionalCase(tag, t.name, _scaled(fn, kw, one), _scaled(form, kw, one), n, False)
             if t.bias:
                 bias_form = _forms.TORCH_FORMS[t.bias]
-                yield FunctionalCase(
-                    tag + " bias", t.bias,
-                    lambda x, b, fn=fn, kw=kw: fn(x * 4.0, bias=b, **kw),
-                    lambda x, b, f=bias_form, kw=kw: f(x * 4.0, b, **kw), 2, False)
+                yield FunctionalCase(tag + " bias", t.bias, _scaled(fn, kw, None, bias=True),
+                                     _scaled(bias_form, kw, None), 2, False)
             if t.inplace and inplace:
-                yield FunctionalCase(tag + " inplace", t.name, _scaled(fn, dict(kw, inplace=True)),
-                                     _scaled(form, dict(kw, inplace=True)), n, True)
+                kw_in = dict(kw, inplace=True)
+                yield FunctionalCase(tag + " inplace", t.name, _scaled(fn, kw_in, one),
+                                     _scaled(form, kw_in, one), n, True)
 
 
-def _scaled(f, kw):
-    return lambda x, *rest: f(x * 4.0, *rest, **kw)
+def _scaled(f, kw, scale, bias=False):
+    """f(x * scale, *rest, **kw), the second operand passed as bias= if ``bias``."""
+    def call(x, *rest):
+        x = x if scale is None else x * scale
+        if bias:
+            return f(x, bias=rest[0], **kw)
+        return f(x, *rest, **kw)
+    return call

@@ -30,21 +30,16 @@ from gelu_ext.torch import _forms                          # noqa: E402
 from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 from helpers import python_child                           # noqa: E402
+from opinfo import functional_cases, torch_ops  # noqa: E402
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 DT_IDS = ["f16", "bf16", "f32", "f64"]
 ops = torch.ops.gelu_ext
 
-# op name -> (tensor argument names, extra args); the forward ops first
-FORWARD = {"gelu": ("none",), "relu": (), "silu": (), "quick_gelu": (),
-           "gelu_bias": ("tanh",), "swiglu": (), "geglu": ("none",)}
-GRADS = {"gelu_grad": ("tanh",), "relu_grad": (), "silu_grad": (), "quick_gelu_grad": (),
-         "gelu_bias_grad": ("none",), "swiglu_grad": (), "geglu_grad": ("tanh",)}
-# and every other op of the spec, with approximate="none" where it has one
-FORWARD.update({t.name: ("none",) if t.has_approximate else () for t in _spec.TORCH_OPS
-                if t.grad and t.name not in FORWARD})
-GRADS.update({t.name: ("none",) if t.has_approximate else () for t in _spec.TORCH_OPS
-              if not t.grad and t.name not in GRADS})
+# op name -> its extra arguments (approximate, alternating): the spec's
+# forward ops, then its gradient ops
+FORWARD = torch_ops(forward=True)
+GRADS = torch_ops(forward=False)
 ALL = {**FORWARD, **GRADS}
 LAYOUTS = ["contiguous", "0-d", "empty", "transposed", "sliced", "broadcast"]
 
@@ -144,21 +139,12 @@ def ufunc_reference(name, tensors, extra):
         arrs = [t.detach().view(torch.int16).numpy().view(ml_dtypes.bfloat16) for t in tensors]
     else:
         arrs = [t.detach().numpy() for t in tensors]
-    a = extra[0] if extra else "none"
-    # every other op: its one ufunc of the same name
-    res = {name: getattr(gelu_ext._ufuncs, name, None),
-           "gelu": lambda x: gelu_ext.fast_gelu(x, a),
-           "relu": gelu_ext.relu, "silu": gelu_ext.silu, "quick_gelu": gelu_ext.quick_gelu,
-           "gelu_bias": lambda x, b: gelu_ext.fast_gelu(x, a, bias=b),
-           "swiglu": gelu_ext.swiglu, "geglu": lambda g, u: gelu_ext.geglu(g, u, a),
-           "gelu_grad": lambda x, g: gelu_ext.fast_gelu_grad(x, g, a),
-           "relu_grad": gelu_ext.relu_grad, "silu_grad": gelu_ext.silu_grad,
-           "quick_gelu_grad": gelu_ext.quick_gelu_grad,
-           "gelu_bias_grad": lambda x, b, g: gelu_ext.fast_gelu_grad(x, g, a, bias=b),
-           "swiglu_grad": lambda g, u, d: (gelu_ext.swiglu_dgate(g, u, d), gelu_ext.swiglu(g, d)),
-           "geglu_grad": lambda g, u, d: (getattr(gelu_ext, f"geglu_{'erf' if a == 'none' else 'tanh'}_dgate")(g, u, d),
-                                          gelu_ext.geglu(g, d, a)),
-           }[name](*arrs)
+    # the spec's ufunc(s) of the op, on its operands in the ufunc's order
+    # (that these are the right functions is test_torch_func's comparison
+    # with torch's own)
+    k = "tanh" if extra and extra[0] == "tanh" else "erf"
+    res = tuple(getattr(gelu_ext._ufuncs, uf.format(k))(*[arrs[i] for i in idx])
+                for uf, idx in _spec.TORCH_OP[name].ufuncs)
     res = res if isinstance(res, tuple) else (res,)
     if dt == torch.bfloat16:
         return [np.asarray(r).view(np.int16) for r in res]
@@ -222,23 +208,24 @@ def f64(shape, seed, rg=True):
     return make(shape, torch.float64, seed, scale=2.0).requires_grad_(rg)
 
 
-GRADCHECK = {
-    "gelu": lambda: (lambda x: GF.gelu(x), (f64((3, 4), 0),)),
-    "gelu tanh": lambda: (lambda x: GF.gelu(x, "tanh"), (f64((3, 4), 0),)),
-    "gelu bias (broadcast)": lambda: (lambda x, b: GF.gelu(x, bias=b), (f64((3, 4), 0), f64((4,), 1))),
-    "gelu tanh bias (x broadcast)": lambda: (lambda x, b: GF.gelu(x, "tanh", bias=b),
-                                             (f64((1, 4), 0), f64((3, 4), 1))),
-    "relu": lambda: (GF.relu, (f64((3, 4), 0),)),
-    "silu": lambda: (GF.silu, (f64((3, 4), 0),)),
-    "quick_gelu": lambda: (GF.quick_gelu, (f64((3, 4), 0),)),
-    "relu2": lambda: (GF.relu2, (f64((3, 4), 0),)),
-    "relu6": lambda: (lambda x: GF.relu6(x * 4.0), (f64((3, 4), 0),)),    # some beyond 6
-    "swiglu": lambda: (GF.swiglu, (f64((3, 4), 0), f64((3, 4), 1))),
-    "swiglu (up broadcast)": lambda: (GF.swiglu, (f64((2, 3, 4), 0), f64((3, 1), 1))),
-    "geglu": lambda: (GF.geglu, (f64((3, 4), 0), f64((3, 4), 1))),
-    "geglu tanh (gate broadcast)": lambda: (lambda g, u: GF.geglu(g, u, "tanh"),
-                                            (f64((4,), 0), f64((3, 4), 1))),
-}
+# operand shapes of a binary op: alike, the second broadcast, the first
+BINARY_SHAPES = {"": ((3, 4), (3, 4)), " (second broadcast)": ((2, 3, 4), (3, 1)),
+                 " (first broadcast)": ((4,), (3, 4))}
+
+
+def _gradcheck_cases():
+    """Every forward op through its functional function, in every mode, with
+    bias=; a binary one with each operand broadcast in turn."""
+    for c in functional_cases(inplace=False):
+        if c.nargs == 1:
+            yield c.id, (lambda c=c: (c.ours, (f64((3, 4), 0),)))
+            continue
+        for tag, shapes in BINARY_SHAPES.items():
+            yield c.id + tag, (lambda c=c, shapes=shapes:
+                               (c.ours, tuple(f64(sh, i) for i, sh in enumerate(shapes))))
+
+
+GRADCHECK = dict(_gradcheck_cases())
 
 
 @pytest.mark.parametrize("case", list(GRADCHECK))
@@ -272,19 +259,20 @@ def test_gradient_ops_gradcheck_float64(name):
     assert torch.autograd.gradcheck(lambda *t: getattr(ops, name)(*t, *GRADS[name]), args)
 
 
-def test_second_derivative_against_torch():
-    """GELU'' from double backward matches torch's own (float64, both forms)."""
-    for a in ("none", "tanh"):
-        x = torch.linspace(-6, 6, 241, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad(GF.gelu(x, a).sum(), x, create_graph=True)
-        (h,) = torch.autograd.grad(g.sum(), x)
-        x2 = x.detach().clone().requires_grad_()
-        (g2,) = torch.autograd.grad(torch.nn.functional.gelu(x2, approximate=a).sum(), x2,
-                                    create_graph=True)
-        (h2,) = torch.autograd.grad(g2.sum(), x2)
-        torch.testing.assert_close(h, h2, rtol=1e-12, atol=1e-13)
+@pytest.mark.parametrize("op", [c for c in functional_cases(inplace=False, scale=None) if c.nargs == 1],
+                         ids=lambda c: c.id)
+def test_second_derivative_against_torch(op):
+    """f'' from double backward matches that of torch's own form (float64)."""
+    x = torch.linspace(-6, 6, 241, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(op.ours(x).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    x2 = x.detach().clone().requires_grad_()
+    (g2,) = torch.autograd.grad(op.theirs(x2).sum(), x2, create_graph=True)
+    (h2,) = torch.autograd.grad(g2.sum(), x2)
+    torch.testing.assert_close(h, h2, rtol=1e-12, atol=1e-13)
 
 
+# ReLU's kink: the subgradient torch picks at 0 (a choice, not a formula)
 def test_relu_zero_gradient_at_zero_as_torch():
     x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     GF.relu(x).sum().backward()
@@ -315,7 +303,10 @@ def test_bfloat16_autocast():
 # ----------------------------------------------------------- compile, export --
 
 class Block(torch.nn.Module):
-    """Every forward op once, in a small FFN-like block."""
+    """Every forward op in every mode once, in a small FFN-like block: the
+    binary ones on two projections (bias= on a parameter), the unary ones on
+    their sum."""
+    CASES = list(functional_cases(inplace=False, scale=None))
 
     def __init__(self):
         super().__init__()
@@ -325,8 +316,9 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         g, u = self.a(x), self.b(x)
-        y = GF.swiglu(g, u) + GF.geglu(g, u, "tanh") + GF.gelu(g, bias=self.bias)
-        return (GF.gelu(y) + GF.relu(y) + GF.silu(y) + GF.quick_gelu(y) + GF.gelu(y, "tanh")).sum(-1)
+        y = sum(c.ours(g, self.bias if _spec.TORCH_OP[c.op].kind == "bias" else u)
+                for c in self.CASES if c.nargs == 2)
+        return sum(c.ours(y) for c in self.CASES if c.nargs == 1).sum(-1)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
@@ -463,15 +455,13 @@ def test_import_gelu_ext_never_imports_torch(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 
-@pytest.mark.parametrize("call", ["gelu", "gelu bias", "relu", "relu2", "relu6", "silu", "quick_gelu",
-                                  "swiglu", "geglu"])
+META_CASES = list(functional_cases(inplace=False, scale=None))
+
+
+@pytest.mark.parametrize("call", META_CASES, ids=lambda c: c.id)
 def test_meta_tensors_go_to_torch(call):
     x = torch.empty(3, 4, device="meta")
-    out = {"gelu": lambda: GF.gelu(x, "tanh"), "gelu bias": lambda: GF.gelu(x, bias=x[0]),
-           "relu": lambda: GF.relu(x), "relu2": lambda: GF.relu2(x), "relu6": lambda: GF.relu6(x),
-           "silu": lambda: GF.silu(x),
-           "quick_gelu": lambda: GF.quick_gelu(x), "swiglu": lambda: GF.swiglu(x, x),
-           "geglu": lambda: GF.geglu(x, x)}[call]()
+    out = call.ours(*[x, x[0]][:call.nargs])
     assert out.device.type == "meta" and out.shape == (3, 4)
 
 
@@ -508,11 +498,8 @@ def same_outcome(ours, theirs):
         assert a == b
 
 
-FUNCTIONAL_CALLS = {
-    "relu": (GF.relu, F.relu), "silu": (GF.silu, F.silu), "gelu": (GF.gelu, F.gelu),
-    "gelu tanh": (lambda t: GF.gelu(t, "tanh"), lambda t: F.gelu(t, approximate="tanh")),
-    "relu inplace": (lambda t: GF.relu(t.clone(), inplace=True), lambda t: F.relu(t.clone(), inplace=True)),
-}
+# every one-tensor functional function (each mode, in place too) and torch's own form
+FUNCTIONAL_CALLS = {c.id: (c.ours, c.theirs) for c in functional_cases(scale=None) if c.nargs == 1}
 OTHER_TENSORS = {
     "int64": lambda: torch.tensor([-2, 0, 3]), "int8": lambda: torch.tensor([-2, 0, 3], dtype=torch.int8),
     "uint8": lambda: torch.tensor([254, 0, 3], dtype=torch.uint8), "bool": lambda: torch.tensor([True, False]),
@@ -531,8 +518,6 @@ def test_functional_gives_other_tensors_torchs_own_result_or_error(call, kind):
     """Integer, bool, complex, sparse, quantized and nested tensors are not
     ours to compute: relu of an int64 tensor works, gelu of one raises, as
     torch's own functions do (the same result, or the same error)."""
-    if kind == "nested" and call == "relu inplace":
-        pytest.skip("a nested tensor's clone() is itself unsupported by torch")
     ours, theirs = FUNCTIONAL_CALLS[call]
     with warnings.catch_warnings():     # sparse CSR tensors are a beta feature, and say so
         warnings.simplefilter("ignore", UserWarning)
@@ -635,16 +620,22 @@ def train_losses(model, steps=4, compiled=False):
     return losses
 
 
+# the torch.nn classes with an inplace flag that patch_model replaces
+INPLACE_CLASSES = [a for a in _spec.ACTIVATIONS if a.torch_class and "inplace" in a.copy]
+
+
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
                          ids=["eager", "compiled"])
-@pytest.mark.parametrize("act", [torch.nn.ReLU, torch.nn.SiLU], ids=["ReLU", "SiLU"])
+@pytest.mark.parametrize("act", INPLACE_CLASSES, ids=lambda a: a.torch_class)
 def test_patched_inplace_activations_train_as_unpatched(act, compiled):
-    want = train_losses(inplace_net(act))
-    model = inplace_net(act)
+    cls = getattr(torch.nn, act.torch_class)
+    want = train_losses(inplace_net(cls))
+    model = inplace_net(cls)
     assert len(gt.patch_model(model)) == 2
     got = train_losses(model, compiled=compiled)
-    # ReLU is exact in both; torch's SiLU is not always correctly rounded
-    np.testing.assert_allclose(got, want, rtol=0 if act is torch.nn.ReLU and not compiled else 1e-5)
+    # a correctly rounded op is exact in both; torch's SiLU is not always correctly rounded
+    exact = _spec.OP[act.op].exact and not compiled
+    np.testing.assert_allclose(got, want, rtol=0 if exact else 1e-5)
 
 
 @pytest.mark.slow

@@ -24,7 +24,9 @@ from torch.autograd import functional as AF                # noqa: E402
 
 from gelu_ext.torch import functional as GF                # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
+from gelu_ext.torch import _forms                          # noqa: E402
 from helpers import quick_tier                             # noqa: E402
+from opinfo import functional_cases, torch_op_modes, torch_ops  # noqa: E402
 
 ops = torch.ops.gelu_ext
 func = torch.func
@@ -42,32 +44,12 @@ def bits(t):
     return t.numpy().view({2: np.int16, 4: np.int32, 8: np.int64}[t.element_size()]).copy()
 
 
-# id -> (ours, torch's, operand shapes): the second operand of the binary
-# ops broadcasts, so the reductions of its derivatives are exercised too
-OPS = {
-    "gelu": (GF.gelu, F.gelu, [(2, 3)]),
-    "gelu tanh": (lambda x: GF.gelu(x, "tanh"), lambda x: F.gelu(x, approximate="tanh"), [(2, 3)]),
-    "gelu bias": (lambda x, b: GF.gelu(x, bias=b), lambda x, b: F.gelu(x + b), [(2, 3), (3,)]),
-    "gelu tanh bias": (lambda x, b: GF.gelu(x, "tanh", bias=b),
-                       lambda x, b: F.gelu(x + b, approximate="tanh"), [(2, 3), (3,)]),
-    "relu": (GF.relu, F.relu, [(2, 3)]),
-    "silu": (GF.silu, F.silu, [(2, 3)]),
-    # in place on a non-leaf, as inside a model (x * 1.0: the previous layer's output)
-    "relu inplace": (lambda x: GF.relu(x * 1.0, inplace=True), lambda x: F.relu(x * 1.0, inplace=True),
-                     [(2, 3)]),
-    "silu inplace": (lambda x: GF.silu(x * 1.0, inplace=True), lambda x: F.silu(x * 1.0, inplace=True),
-                     [(2, 3)]),
-    "quick_gelu": (GF.quick_gelu, lambda x: x * torch.sigmoid(1.702 * x), [(2, 3)]),
-    "relu2": (GF.relu2, lambda x: F.relu(x) ** 2, [(2, 3)]),
-    # x * 4: some inputs beyond 6, where ReLU6 is flat
-    "relu6": (lambda x: GF.relu6(x * 4.0), lambda x: F.relu6(x * 4.0), [(2, 3)]),
-    "relu6 inplace": (lambda x: GF.relu6(x * 4.0, inplace=True), lambda x: F.relu6(x * 4.0, inplace=True),
-                      [(2, 3)]),
-    "swiglu": (GF.swiglu, lambda g, u: F.silu(g) * u, [(2, 3), (3,)]),
-    "geglu": (GF.geglu, lambda g, u: F.gelu(g) * u, [(2, 3), (3,)]),
-    "geglu tanh": (lambda g, u: GF.geglu(g, u, "tanh"),
-                   lambda g, u: F.gelu(g, approximate="tanh") * u, [(2, 3), (3,)]),
-}
+# id -> (ours, torch's, operand shapes): every forward op of the spec through
+# its functional function (in each mode, with bias=, in place on a non-leaf
+# as inside a model), against torch's own form of it; the second operand of
+# the binary ops broadcasts, so the reductions of its derivatives are
+# exercised too
+OPS = {c.id: (c.ours, c.theirs, [(2, 3), (3,)][:c.nargs]) for c in functional_cases()}
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-9, atol=1e-12),
        torch.float16: dict(rtol=1e-2, atol=2e-3), torch.bfloat16: dict(rtol=4e-2, atol=2e-2)}
@@ -170,13 +152,7 @@ def test_transform_gives_torchs_derivatives(transform, op, dtype):
 # ------------------------------------------------------ forward-mode AD --
 
 # every op, the gradient ops too (forward over reverse needs their JVPs)
-ALL_OPS = {"gelu": ("none",), "gelu_bias": ("tanh",), "relu": (), "silu": (), "quick_gelu": (),
-           "swiglu": (), "geglu": ("tanh",), "gelu_grad": ("tanh",), "gelu_bias_grad": ("none",),
-           "relu_grad": (), "silu_grad": (), "quick_gelu_grad": (), "swiglu_grad": (),
-           "geglu_grad": ("none",)}
-ALL_OPS.update({t.name: ("none",) if t.has_approximate else () for t in gt._ops._spec.TORCH_OPS
-                if t.name not in ALL_OPS})     # every other op of the spec
-
+ALL_OPS = torch_ops()
 
 def nin(name):
     return len(gt._ops._OPS[name].args)
@@ -210,24 +186,23 @@ def test_dual_tensor_tangent_is_never_none(name):
             torch.testing.assert_close((tan * w).sum(), (g * t).sum(), rtol=1e-12, atol=1e-14)
 
 
-UNARY = {"gelu": ("none",), "gelu tanh": ("tanh",), "relu": (), "silu": (), "quick_gelu": ()}
-UNARY.update({t.name: ("none",) if t.has_approximate else () for t in gt._ops._spec.TORCH_OPS
-              if t.grad and t.kind == "plain" and t.name not in UNARY})   # every other one
-
+# every plain forward op in every mode: id -> (op, extra arguments)
+UNARY = {i: (name, extra) for i, name, extra in torch_op_modes(forward=True, kind="plain")}
 
 @pytest.mark.parametrize("dtype", list(DTYPES.values()), ids=list(DTYPES))
 @pytest.mark.parametrize("op", list(UNARY))
 def test_jvp_is_our_gradient_kernel_on_the_tangent(op, dtype):
-    name = op.split()[0]
+    name, extra = UNARY[op]
     x, t = make((64,), dtype, 0), make((64,), dtype, 1)
-    extra = UNARY[op]
     _, tan = func.jvp(lambda x: getattr(ops, name)(x, *extra), (x,), (t,))
-    np.testing.assert_array_equal(bits(tan), bits(getattr(ops, name + "_grad")(x, t, *extra)))
+    grad = gt._ops._spec.TORCH_OP[name].grad
+    np.testing.assert_array_equal(bits(tan), bits(getattr(ops, grad)(x, t, *extra)))
 
 
 # ------------------------------------------------------------------ vmap --
 
-BINARY = {"gelu_bias": ("none",), "swiglu": (), "geglu": ("tanh",)}
+# the forward ops of two tensors (bias, gated), in every mode
+BINARY = {i: (name, extra) for i, name, extra in torch_op_modes(forward=True, nargs=2)}
 
 
 @pytest.fixture
@@ -258,7 +233,8 @@ def test_vmap_operands_of_different_ranks_broadcast_per_sample(name, no_vmap_fal
     """Per sample, a (4,) operand against an unbatched (3, 4) one, and a
     batched (3, 1) one against a batched (4,) one: the batch dimensions
     line up and the rest broadcasts as the unbatched op's operands do."""
-    f = lambda a, b: getattr(ops, name)(a, b, *BINARY[name])          # noqa: E731
+    op, extra = BINARY[name]
+    f = lambda a, b: getattr(ops, op)(a, b, *extra)                  # noqa: E731
     a, b = make((6, 4), torch.float64, 0), make((3, 4), torch.float64, 1)
     got = func.vmap(f, in_dims=(0, None))(a, b)
     assert got.shape == (6, 3, 4)
@@ -296,20 +272,25 @@ def test_per_sample_gradients_of_a_patched_model_equal_the_loop():
 
 # --------------------------------------------------------- entry points --
 
-ENTRY = {
-    "ops.gelu": (lambda x: ops.gelu(x, "tanh"), lambda x: F.gelu(x, approximate="tanh"), 1),
-    "ops.gelu default": (lambda x: ops.gelu(x), F.gelu, 1),
-    "ops.gelu_bias": (lambda x, b: ops.gelu_bias(x, b), lambda x, b: F.gelu(x + b), 2),
-    "ops.swiglu": (ops.swiglu, lambda g, u: F.silu(g) * u, 2),
-    "ops.geglu": (lambda g, u: ops.geglu(g, u, "tanh"),
-                  lambda g, u: F.gelu(g, approximate="tanh") * u, 2),
-    "gt.GELU": (gt.GELU(), F.gelu, 1),
-    "gt.ReLU": (gt.ReLU(), F.relu, 1),
-    "gt.SiLU": (gt.SiLU(), F.silu, 1),
-    "gt.QuickGELU": (gt.QuickGELU(), lambda x: x * torch.sigmoid(1.702 * x), 1),
-    "gt.SwiGLU": (gt.SwiGLU(), lambda g, u: F.silu(g) * u, 2),
-    "gt.GEGLU": (gt.GEGLU("tanh"), lambda g, u: F.gelu(g, approximate="tanh") * u, 2),
-}
+def _entries():
+    """Each forward op through torch.ops.gelu_ext (its default mode, then
+    tanh) and through its module, against torch's own form of it."""
+    for t in gt._ops._spec.TORCH_OPS:
+        if not t.grad:
+            continue
+        form, n = _forms.TORCH_FORMS[t.name], len(t.args)
+        modes = (None, "tanh") if t.has_approximate else (None,)
+        for mode in modes:
+            extra = () if mode is None else (mode,)
+            tag = "" if mode is None else f" {mode}"
+            yield (f"ops.{t.name}{tag}", (lambda *a, o=getattr(ops, t.name), e=extra: o(*a, *e),
+                                          lambda *a, f=form, e=extra: f(*a, *e), n))
+            if t.module:
+                yield (f"gt.{t.module}{tag}", (getattr(gt, t.module)(*extra),
+                                               lambda *a, f=form, e=extra: f(*a, *e), n))
+
+
+ENTRY = dict(_entries())
 
 
 @pytest.mark.parametrize("transform", ["func.jvp", "func.hessian", "vmap(grad)"])
