@@ -2,10 +2,12 @@
 matrix that `pytest -m "not slow"` runs holds every pair of values the matrix
 holds, is the same in every run, and the rest is marked slow, not dropped."""
 import itertools
+import os
 
 import pytest
 
-from helpers import pairwise_cover, quick_tier
+import gelu_ext
+from helpers import WITHOUT_ML_DTYPES, pairwise_cover, python_child, quick_tier
 
 
 def _pairs(row):
@@ -27,8 +29,28 @@ def test_cover_holds_every_pair_the_matrix_holds():
     assert len(chosen) < 1.3 * 12 * 8 < len(rows)
 
 
-def test_cover_is_the_same_in_every_run():
-    assert pairwise_cover(_matrix()) == pairwise_cover(_matrix())
+_COVER_OF_NAMED_MATRIX = (
+    "import helpers\n"
+    "rows = [(f'op{o}', f'dt{d}', f'lay{l}') for o in range(9) for d in range(5) for l in range(6)]\n"
+    "print(sorted(helpers.pairwise_cover(rows)))\n")
+
+
+def test_cover_is_the_same_whatever_the_hash_seed():
+    """The quick tier must select the same tests in every process (pytest-xdist
+    workers collect separately and refuse to run if they disagree): string
+    labels hash differently under each PYTHONHASHSEED, so a cover that
+    followed set order would change between processes."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(gelu_ext.__file__)))
+    covers = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed,
+                   PYTHONPATH=os.pathsep.join([tests, root, os.environ.get("PYTHONPATH", "")]))
+        r = python_child(["-c", WITHOUT_ML_DTYPES + _COVER_OF_NAMED_MATRIX], env=env,
+                         capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        covers.add(r.stdout)
+    assert len(covers) == 1
 
 
 def test_quick_tier_marks_the_rest_slow_and_keeps_ids_and_marks():
