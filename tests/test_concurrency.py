@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import testing
+from gelu_ext import _spec, testing
 
 
 N_THREADS = 8
@@ -66,19 +66,13 @@ def _calls(a):
         ("fast_gelu_grad tanh grad", x64, lambda o: u.fast_gelu_grad(x64, g64, "tanh", out=o)),
         ("fast_gelu_grad bias", x, lambda o: u.fast_gelu_grad(x, g, bias=b, out=o)),
         ("fast_gelu_grad tanh bias", x, lambda o: u.fast_gelu_grad(x, g, "tanh", bias=b, out=o)),
-        ("relu", x, lambda o: u.relu(x, out=o)),
-        ("relu strided", m[::2], lambda o: u.relu(m[::2], out=o)),
-        ("relu_grad", x64, lambda o: u.relu_grad(x64, g64, out=o)),
         ("relu_grad no grad", x16, lambda o: u.relu_grad(x16, out=o)),
-        ("gelu_erf", x64, lambda o: u.gelu_erf(x64, out=o)),
-        ("gelu_tanh", x, lambda o: u.gelu_tanh(x, out=o)),
-        ("gelu_erf_bias", x64, lambda o: u.gelu_erf_bias(x64, g64, out=o)),
-        ("gelu_tanh_bias", x, lambda o: u.gelu_tanh_bias(x, b, out=o)),
-        ("relu_grad ufunc", x, lambda o: u._ufuncs.relu_grad(x, g, out=o)),
-        ("gelu_erf_grad", x, lambda o: u.gelu_erf_grad(x, g, out=o)),
-        ("gelu_tanh_grad", x64, lambda o: u.gelu_tanh_grad(x64, g64, out=o)),
-        ("gelu_erf_bias_grad", x, lambda o: u.gelu_erf_bias_grad(x, g, b, out=o)),
-        ("gelu_tanh_bias_grad", x, lambda o: u.gelu_tanh_bias_grad(x, g, b, out=o)),
+    ] + [
+        # every op of the spec through its public function, float32 and
+        # float64 in turn, and one strided
+        (op.name, like, (lambda f, a: lambda o: f(*a, out=o))(getattr(u, op.name), args[:len(op.inputs)]))
+        for i, op in enumerate(_spec.OPS)
+        for like, args in [[(x, (x, g, b)), (x64, (x64, g64, g64)), (m[::2], (m[::2],) * 3)][i % 3]]
     ]
 
 

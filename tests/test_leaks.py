@@ -58,40 +58,23 @@ def _call_table(n):
         ("fast_gelu_grad grad tanh", lambda: u.fast_gelu_grad(x, g, "tanh")),
         ("fast_gelu_grad bias", lambda: u.fast_gelu_grad(x, g, bias=b, out=out)),
         ("fast_gelu_grad tanh bias", lambda: u.fast_gelu_grad(x, None, "tanh", bias=b)),
-        ("relu", lambda: u.relu(x)),
-        ("relu out", lambda: u.relu(x64, out=out64)),
         ("relu_grad", lambda: u.relu_grad(x)),
-        ("relu_grad grad", lambda: u.relu_grad(x, g, out=out)),
-        ("gelu_erf", lambda: u.gelu_erf(x)),
-        ("gelu_tanh", lambda: u.gelu_tanh(x16)),
-        ("gelu_erf_bias", lambda: u.gelu_erf_bias(x, b)),
-        ("gelu_tanh_bias", lambda: u.gelu_tanh_bias(x64, b, out=out64)),
-        ("relu_grad ufunc", lambda: u._ufuncs.relu_grad(x, g)),
-        ("gelu_erf_grad", lambda: u.gelu_erf_grad(x, g)),
-        ("gelu_tanh_grad", lambda: u.gelu_tanh_grad(xs, g[::2])),
-        ("gelu_erf_bias_grad", lambda: u.gelu_erf_bias_grad(x, g, b)),
-        ("gelu_tanh_bias_grad", lambda: u.gelu_tanh_bias_grad(x, g, b, out=out)),
         ("ufunc where", lambda: u.gelu_erf(x, out=out, where=x > 0)),
-        ("silu", lambda: u.silu(x)),
-        ("silu_grad", lambda: u.silu_grad(x, g, out=out)),
-        ("quick_gelu", lambda: u.quick_gelu(x16)),
-        ("quick_gelu_grad", lambda: u.quick_gelu_grad(xs)),
-        ("swiglu", lambda: u.swiglu(x, g, out=out)),
-        ("geglu", lambda: u.geglu(x, g, "tanh")),
-        ("geglu_erf", lambda: u.geglu_erf(x64, x64)),
-        ("geglu_tanh", lambda: u.geglu_tanh(x, b)),
         ("swiglu_grad", lambda: u.swiglu_grad(x, g, b, out=(out, None))),
+        ("geglu", lambda: u.geglu(x, g, "tanh")),
         ("geglu_grad", lambda: u.geglu_grad(x, g, b, "tanh")),
-        ("swiglu_dgate", lambda: u.swiglu_dgate(x, g, b)),
-        ("geglu_erf_dgate", lambda: u.geglu_erf_dgate(x, g, b)),
-        ("geglu_tanh_dgate", lambda: u.geglu_tanh_dgate(x16, x16, x16)),
         ("activation", lambda: u.activation("gelu_new")(x, out=out)),
         ("get/set_num_threads", lambda: u.set_num_threads(u.get_num_threads())),
         ("show_config", lambda: u.show_config(print_=False)),
     ]
-    # every ufunc of the op spec, with its inputs
-    ok += [(f"{op.name} (spec)", (lambda f, k: lambda: f(*(x, g, b)[:k]))(
-        getattr(u._ufuncs, op.name), len(op.inputs))) for op in _spec.OPS]
+    # every op of the spec through its public function, on its inputs in one
+    # of these forms in turn (a derivative's thin function takes g)
+    forms = [("", (x, g, b), {}), ("float16", (x16, x16, x16), {}),
+             ("float64 out", (x64, x64, x64), {"out": out64}), ("strided", (xs, g[::2], b[::2]), {})]
+    for i, op in enumerate(_spec.OPS):
+        tag, args, kw = forms[i % len(forms)]
+        ok.append((f"{op.name} {tag}".strip(), (lambda f, a, kw: lambda: f(*a, **kw))(
+            getattr(u, op.name), args[:len(op.inputs)], kw)))
     bad = [
         ("bad approximate", lambda: u.fast_gelu(x, "fast"), ValueError),
         ("bad approximate grad", lambda: u.fast_gelu_grad(x, g, None), ValueError),
