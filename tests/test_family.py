@@ -15,20 +15,24 @@ GEGLU, their gradients, and ``activation(name)`` for Hugging Face configs.
 """
 import functools
 import math
+import re
 import warnings
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import (activation, fast_gelu, fast_gelu_grad, geglu, geglu_grad, quick_gelu,
-                      quick_gelu_grad, silu, silu_grad, swiglu, swiglu_grad, testing)
+from gelu_ext import activation, quick_gelu, quick_gelu_grad, silu, silu_grad, swiglu, testing
+from gelu_ext import _spec
 from helpers import FLOAT_DTYPES, dtype_id
+from opinfo import OPINFO, OPINFOS, ids
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 K = 1.702          # quick_gelu's slope, exact as a real number in the oracle
 
-# name -> (the function, its k in x sigmoid(kx), is it a derivative)
+# name -> (the function, its k in x sigmoid(kx), is it a derivative): the
+# sigmoid family by hand, as its slope k is in the C formula, not the spec
 FUNCS = {
     "silu": (silu, 1.0, False),
     "quick_gelu": (quick_gelu, K, False),
@@ -182,11 +186,10 @@ def test_gated_gradients_match_torch_autograd():
     torch = _torch()
     rng = np.random.default_rng(2)
     gate, up, grad = (rng.standard_normal((16, 32)) * 3 for _ in range(3))
-    for name, ours, theirs in [
-            ("swiglu", swiglu_grad, lambda g, u: torch.nn.functional.silu(g) * u),
-            ("geglu", geglu_grad, lambda g, u: torch.nn.functional.gelu(g) * u),
-            ("geglu tanh", lambda g, u, d: geglu_grad(g, u, d, "tanh"),
-             lambda g, u: torch.nn.functional.gelu(g, approximate="tanh") * u)]:
+    from gelu_ext.torch import _forms
+    for name, rec in GATED.items():         # against torch's own form of the op
+        ours = rec.grad
+        theirs = (lambda g, u, f=_forms.TORCH_FORMS[rec.op], e=rec.extra: f(g, u, *e))
         tg, tu = (torch.from_numpy(a.copy()).requires_grad_() for a in (gate, up))
         theirs(tg, tu).backward(torch.from_numpy(grad))
         d_gate, d_up = ours(gate, up, grad)
@@ -209,19 +212,46 @@ def _gated_inputs(dt, shape=(64, 48), seed=0):
     return gate, up, grad
 
 
-GATED = {
-    "swiglu": (lambda g, u: swiglu(g, u), lambda g, u: np.multiply(silu(g), u)),
-    "geglu": (lambda g, u: geglu(g, u), lambda g, u: np.multiply(fast_gelu(g), u)),
-    "geglu_tanh": (lambda g, u: geglu(g, u, "tanh"),
-                   lambda g, u: np.multiply(fast_gelu(g, "tanh"), u)),
-}
+class Gated(NamedTuple):
+    """A gated op of the spec in one mode, through the public functions: the
+    fused forward and gradient, and their definitions composed of the base
+    op's ufuncs and np.multiply."""
+    op: str                     # the torch op of the same name
+    extra: tuple                # its approximate argument, if any
+    fused: Callable             # (gate, up) -> act(gate) * up
+    composed: Callable
+    grad: Callable              # (gate, up, grad, **kw) -> (d_gate, d_up)
+    grad_composed: Callable
+
+
+def _gated():
+    for t in _spec.TORCH_OPS:
+        if t.kind != "gate" or not t.grad:
+            continue
+        fwd, grad = getattr(gelu_ext, t.name), getattr(gelu_ext, t.grad)
+        for mode in (("none", "tanh") if t.has_approximate else (None,)):
+            extra = () if mode is None else (mode,)
+            act = OPINFO[OPINFO[t.ufuncs[0][0].format("tanh" if mode == "tanh" else "erf")].base]
+            act_grad = OPINFO[act.grad]
+            yield t.name + ("_tanh" if mode == "tanh" else ""), Gated(
+                t.name, extra,
+                lambda g, u, f=fwd, e=extra: f(g, u, *e),
+                lambda g, u, a=act: np.multiply(a.ufunc(g), u),
+                lambda g, u, d, f=grad, e=extra, **kw: f(g, u, d, *e, **kw),
+                lambda g, u, d, a=act, ag=act_grad: (ag.ufunc(g, np.multiply(u, d)),
+                                                     np.multiply(a.ufunc(g), d)))
+
+
+# id ("swiglu", "geglu", "geglu_tanh") -> its record, for every gated op of the spec
+GATED = dict(_gated())
+GATED_FORWARD = [getattr(gelu_ext, t.name) for t in _spec.TORCH_OPS if t.kind == "gate" and t.grad]
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
 @pytest.mark.parametrize("form", list(GATED))
 def test_gated_is_bit_identical_to_the_composed_form(form, dt):
     gate, up, _ = _gated_inputs(dt)
-    fused, composed = GATED[form]
+    fused, composed = GATED[form].fused, GATED[form].composed
     with np.errstate(invalid="ignore"):               # inf * 0 in the composed form
         want = composed(gate, up)
         got = fused(gate, up)
@@ -232,7 +262,7 @@ def test_gated_is_bit_identical_to_the_composed_form(form, dt):
 def test_gated_broadcasts_like_a_binary_ufunc(form):
     gate, up, _ = _gated_inputs(np.float32, shape=(4, 8))
     up = up[0]                                     # (8,) against (4, 8)
-    fused, composed = GATED[form]
+    fused, composed = GATED[form].fused, GATED[form].composed
     with np.errstate(invalid="ignore"):
         got = fused(gate, up)
         want = composed(gate, up)
@@ -251,17 +281,17 @@ def test_concatenated_projection_is_split_with_two_views(form):
     h = x @ w
     gate, up = np.split(h, 2, axis=-1)            # == h[:, :24], h[:, 24:]
     assert np.shares_memory(gate, h) and np.shares_memory(up, h)
-    fused, composed = GATED[form]
+    fused, composed = GATED[form].fused, GATED[form].composed
     testing.assert_same_bits(fused(gate, up), composed(gate.copy(), up.copy()), form)
 
 
 def test_out_is_written_and_returned():
     gate, up, _ = _gated_inputs(np.float64)
-    for name, fn in [("swiglu", swiglu), ("geglu", geglu)]:
+    for fn in GATED_FORWARD:
         out = np.empty_like(gate)
         with np.errstate(invalid="ignore"):
             assert fn(gate, up, out=out) is out
-            testing.assert_same_bits(out, fn(gate, up), name)
+            testing.assert_same_bits(out, fn(gate, up), fn.__name__)
 
 
 def test_llama_style_ffn_with_swiglu():
@@ -285,39 +315,25 @@ def test_llama_style_ffn_with_swiglu():
 
 # ------------------------------------------------------- gated gradients --
 
-GATED_GRAD = {
-    "swiglu": (lambda g, u, d, **kw: swiglu_grad(g, u, d, **kw),
-               lambda g, u, d: (silu_grad(g, np.multiply(u, d)), np.multiply(silu(g), d)),
-               lambda g, u: swiglu(g, u)),
-    "geglu": (lambda g, u, d, **kw: geglu_grad(g, u, d, **kw),
-              lambda g, u, d: (fast_gelu_grad(g, np.multiply(u, d)), np.multiply(fast_gelu(g), d)),
-              lambda g, u: geglu(g, u)),
-    "geglu_tanh": (lambda g, u, d, **kw: geglu_grad(g, u, d, "tanh", **kw),
-                   lambda g, u, d: (fast_gelu_grad(g, np.multiply(u, d), "tanh"),
-                                    np.multiply(fast_gelu(g, "tanh"), d)),
-                   lambda g, u: geglu(g, u, "tanh")),
-}
-
-
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-@pytest.mark.parametrize("form", list(GATED_GRAD))
+@pytest.mark.parametrize("form", list(GATED))
 def test_gated_gradients_are_bit_identical_to_the_composed_definitions(form, dt):
     """d_gate = act'(gate) * (up * grad), the product rounded first as
     autograd does; d_up = act(gate) * grad."""
     gate, up, grad = _gated_inputs(dt)
-    fused, composed, _ = GATED_GRAD[form]
+    rec = GATED[form]
     with np.errstate(invalid="ignore"):
-        got, want = fused(gate, up, grad), composed(gate, up, grad)
+        got, want = rec.grad(gate, up, grad), rec.grad_composed(gate, up, grad)
     assert isinstance(got, tuple) and len(got) == 2
     testing.assert_same_bits(got[0], want[0], form + " d_gate")
     testing.assert_same_bits(got[1], want[1], form + " d_up")
 
 
-@pytest.mark.parametrize("form", list(GATED_GRAD))
+@pytest.mark.parametrize("form", list(GATED))
 def test_gated_gradients_match_central_differences(form):
     rng = np.random.default_rng(8)
     gate, up, grad = (rng.uniform(-4, 4, 200) for _ in range(3))
-    fused, _, forward = GATED_GRAD[form]
+    fused, forward = GATED[form].grad, GATED[form].fused
     d_gate, d_up = fused(gate, up, grad)
     h = 1e-6
     num_gate = (forward(gate + h, up) - forward(gate - h, up)) / (2 * h) * grad
@@ -326,10 +342,10 @@ def test_gated_gradients_match_central_differences(form):
     np.testing.assert_allclose(d_up, num_up, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("form", list(GATED_GRAD))
+@pytest.mark.parametrize("form", list(GATED))
 def test_gated_gradients_write_an_out_pair(form):
     gate, up, grad = _gated_inputs(np.float32)
-    fused = GATED_GRAD[form][0]
+    fused = GATED[form].grad
     out = (np.empty_like(gate), np.empty_like(gate))
     with np.errstate(invalid="ignore"):
         got = fused(gate, up, grad, out=out)
@@ -341,29 +357,33 @@ def test_gated_gradients_write_an_out_pair(form):
 
 # ------------------------------------------------------------ bad input --
 
-@pytest.mark.parametrize("call_", [
-    lambda: geglu(np.ones(3), np.ones(3), "fast"),
-    lambda: geglu_grad(np.ones(3), np.ones(3), np.ones(3), "fast"),
-    lambda: geglu(np.ones(3), np.ones(3), approximate=None),
-], ids=["geglu", "geglu_grad", "geglu-None"])
-def test_bad_approximate_names_the_argument(call_):
-    with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh', got "):
-        call_()
+APPROX = [t for t in _spec.TORCH_OPS if t.kind == "gate" and t.grad and t.has_approximate]
 
 
-@pytest.mark.parametrize("fn, args", [
-    (silu, (np.array(["a"]),)),
-    (quick_gelu, (np.array([1 + 2j]),)),
-    (swiglu, (np.ones(3, dtype=complex), np.ones(3))),
-    (swiglu, (np.ones(3), np.array([None, None, None]))),
-    (geglu, (np.array(["a"]), np.ones(1))),
-], ids=["silu-str", "quick_gelu-complex", "swiglu-complex", "swiglu-object", "geglu-str"])
-def test_inputs_without_a_float_loop_raise_type_error(fn, args):
-    with pytest.raises(TypeError):
-        fn(*args)
+@pytest.mark.parametrize("t", APPROX, ids=lambda t: t.name)
+def test_bad_approximate_names_the_argument(t):
+    ones = np.ones(3)
+    fwd, grad = getattr(gelu_ext, t.name), getattr(gelu_ext, t.grad)
+    for call_ in (lambda: fwd(ones, ones, "fast"), lambda: grad(ones, ones, ones, "fast"),
+                  lambda: fwd(ones, ones, approximate=None)):
+        with pytest.raises(ValueError, match=r"approximate must be 'none' or 'tanh', got "):
+            call_()
 
 
-@pytest.mark.parametrize("fn", [swiglu, geglu], ids=["swiglu", "geglu"])
+@pytest.mark.parametrize("bad", ["str", "complex", "object"])
+@pytest.mark.parametrize("op", OPINFOS, ids=ids(OPINFOS))
+def test_inputs_without_a_float_loop_raise_type_error(op, bad):
+    """A string, complex or object operand, first or last."""
+    wrong = {"str": np.array(["a"]), "complex": np.array([1 + 2j]),
+             "object": np.array([None], dtype=object)}[bad]
+    for k in (0, op.nin - 1):
+        args = [np.ones(1)] * op.nin
+        args[k] = wrong
+        with pytest.raises(TypeError):
+            op.public(*args)
+
+
+@pytest.mark.parametrize("fn", GATED_FORWARD, ids=lambda f: f.__name__)
 def test_shapes_that_do_not_broadcast_raise(fn):
     with pytest.raises(ValueError, match="broadcast"):
         fn(np.ones((4, 8)), np.ones(7))
@@ -371,39 +391,40 @@ def test_shapes_that_do_not_broadcast_raise(fn):
 
 # ------------------------------------------------------------ activation() --
 
-TANH_NAMES = ["gelu_new", "gelu_pytorch_tanh", "gelu_python_tanh", "gelu_accurate", "gelu_fast"]
-SAME_OBJECT = {"gelu": "fast_gelu", "gelu_python": "fast_gelu", "quick_gelu": "quick_gelu",
-               "relu": "relu", "silu": "silu", "swish": "silu"}
+HF = [(hf, a) for a in _spec.ACTIVATIONS for hf in a.hf_names]
 
 
-@pytest.mark.parametrize("name", list(SAME_OBJECT))
-def test_activation_returns_the_public_function(name):
-    assert activation(name) is getattr(gelu_ext, SAME_OBJECT[name])
-
-
-@pytest.mark.parametrize("name", TANH_NAMES)
-def test_activation_tanh_names_compute_tanh_gelu(name):
+@pytest.mark.parametrize("name, act", HF, ids=[hf for hf, _ in HF])
+def test_activation_returns_the_function_of_its_op(name, act):
+    """Each Hugging Face name of the spec: a public function where gelu_ext
+    has one (the same object), else a private one; either computes the
+    spec's op, bias= (where the op has a fused bias form) and out= included."""
     f = activation(name)
-    assert f is activation("gelu_new")
-    assert f.__name__ == "fast_gelu_tanh" and "tanh" in f.__doc__
+    if act.public in gelu_ext.__all__:
+        assert f is getattr(gelu_ext, act.public)
+    assert f.__name__ == act.public
+    op = OPINFO[act.op]
     x = np.linspace(-8, 8, 1001, dtype=np.float32)
-    testing.assert_same_bits(f(x), fast_gelu(x, "tanh"), name)
-    b = np.float32(0.25)
-    testing.assert_same_bits(f(x, bias=b), fast_gelu(x, "tanh", bias=b), name + " bias")
+    testing.assert_same_bits(f(x), op.ufunc(x), name)
     out = np.empty_like(x)
     assert f(x, out=out) is out
+    bias = [o for o in OPINFOS if o.kind == "bias" and o.base == act.op]
+    if bias:
+        b = np.float32(0.25)
+        testing.assert_same_bits(f(x, bias=b), bias[0].ufunc(x, b), name + " bias")
 
 
-def test_activation_names_are_the_supported_list():
-    assert gelu_ext._activation.supported_names() == (
-        ["gelu", "gelu_python"] + TANH_NAMES + ["quick_gelu", "relu", "relu2", "relu6", "silu", "swish"])
+def test_activation_names_are_the_specs_once_each():
+    names = gelu_ext._activation.supported_names()
+    assert sorted(names) == sorted(hf for hf, _ in HF)
 
 
 @pytest.mark.parametrize("name, match", [
-    ("gelu_10", r"name must be one of 'gelu', 'gelu_python', 'gelu_new', .* 'silu', 'swish' "
-                r"\(the Hugging Face activations gelu_ext computes\), got 'gelu_10'$"),
+    ("gelu_10", re.escape(f"name must be one of {', '.join(map(repr, [hf for hf, _ in HF]))} "
+                          f"(the Hugging Face activations gelu_ext computes), got 'gelu_10'") + "$"),
     ("mish", r"got 'mish'$"),
     ("", r"got ''$"),
+    # a wrong case gets a suggestion: one name per kind of suggestion
     ("GELU", r"got 'GELU'; names are case-sensitive: did you mean 'gelu'\?"),
     ("SiLU", r"did you mean 'silu'\?"),
 ], ids=["gelu_10", "mish", "empty", "GELU", "SiLU"])
