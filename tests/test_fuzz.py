@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 import gelu_ext
 from gelu_ext import testing
 from gelu_ext.testing import assert_same_bits
-from gelu_ext import _ufuncs
+from gelu_ext import _spec, _ufuncs
 import helpers
 
 
@@ -72,7 +72,7 @@ class Op:
 
 
 def _public_ops():
-    fg, fgg, rg = gelu_ext.fast_gelu, gelu_ext.fast_gelu_grad, gelu_ext.relu_grad
+    fg, fgg = gelu_ext.fast_gelu, gelu_ext.fast_gelu_grad
     ops = []
     for a in ("none", "tanh"):
         k = "gelu_erf" if a == "none" else "gelu_tanh"
@@ -92,27 +92,28 @@ def _public_ops():
                lambda v, out, a=a: fgg(v["x"], v["g"], a, bias=v["b"], out=out),
                unfused=lambda v, a=a: fgg(v["x"], v["g"], a)),
         ]
-    ops += [
-        Op("relu", ("x",), "relu", lambda v, out: gelu_ext.relu(v["x"], out=out)),
-        Op("relu_grad", ("x",), "relu_grad", lambda v, out: rg(v["x"], out=out)),
-        Op("relu_grad[grad]", ("x", "g"), "relu_grad", lambda v, out: rg(v["x"], v["g"], out=out)),
-    ]
-    for f in ("silu", "quick_gelu"):
-        fwd, bwd = getattr(gelu_ext, f), getattr(gelu_ext, f + "_grad")
-        ops += [
-            Op(f, ("x",), f, lambda v, out, fwd=fwd: fwd(v["x"], out=out)),
-            Op(f + "_grad", ("x",), f + "_grad", lambda v, out, bwd=bwd: bwd(v["x"], out=out)),
-            Op(f + "_grad[grad]", ("x", "g"), f + "_grad",
-               lambda v, out, bwd=bwd: bwd(v["x"], v["g"], out=out)),
-        ]
+    # each derivative's thin function (grad defaults to 1), from the spec
+    for op in _spec.OPS:
+        if op.thin:
+            thin = getattr(gelu_ext, op.name)
+            ops += [
+                Op(op.name, ("x",), op.name, lambda v, out, f=thin: f(v["x"], out=out)),
+                Op(op.name + "[grad]", ("x", "g"), op.name,
+                   lambda v, out, f=thin: f(v["x"], v["g"], out=out)),
+            ]
+    # each gated op's public function in each mode, bit for bit its composition
     mul = np.multiply
-    ops += [
-        Op("swiglu", ("x", "u"), "silu", lambda v, out: gelu_ext.swiglu(v["x"], v["u"], out=out),
-           compose=lambda v: mul(gelu_ext.silu(v["x"]), v["u"])),
-    ]
-    for a in ("none", "tanh"):
-        ops.append(Op(f"geglu[{a}]", ("x", "u"), "gelu", lambda v, out, a=a: gelu_ext.geglu(v["x"], v["u"], a, out=out),
-                      compose=lambda v, a=a: mul(gelu_ext.fast_gelu(v["x"], a), v["u"])))
+    for t in _spec.TORCH_OPS:
+        if t.kind != "gate" or not t.grad:
+            continue
+        fn = getattr(gelu_ext, t.name)
+        for mode in (("none", "tanh") if t.has_approximate else (None,)):
+            extra = () if mode is None else (mode,)
+            base = _ufuncs.OPS[_ufuncs.OPS[t.ufuncs[0][0].format(
+                "tanh" if mode == "tanh" else "erf")].base]
+            ops.append(Op(t.name + (f"[{mode}]" if mode else ""), ("x", "u"), base.name,
+                          lambda v, out, fn=fn, e=extra: fn(v["x"], v["u"], *e, out=out),
+                          compose=lambda v, b=base.ufunc: mul(b(v["x"]), v["u"])))
     return ops
 
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+from gelu_ext import _spec
 from gelu_ext.jobs import moons as M
 from helpers import WITHOUT_ML_DTYPES, python_child
 
@@ -88,13 +89,16 @@ def test_hidden_activations_are_gelu_ext_kernels_with_the_bias_fused(monkeypatch
     assert sorted(set(calls)) == [("fast_gelu", "tanh", True), ("fast_gelu_grad", "tanh", True)]
 
 
-@pytest.mark.parametrize("arm, names", [("silu", ("silu", "silu_grad")),
-                                        ("quick_gelu", ("quick_gelu", "quick_gelu_grad")),
-                                        ("relu", ("relu", "relu_grad"))],
-                         ids=["silu", "quick_gelu", "relu"])
-def test_unfused_arms_are_gelu_ext_kernels_on_the_biased_input(arm, names, monkeypatch):
+UNFUSED = [arm for arm, (_, approximate) in M.ARMS.items() if approximate is None]
+
+
+@pytest.mark.parametrize("arm", UNFUSED)
+def test_unfused_arms_are_gelu_ext_kernels_on_the_biased_input(arm, monkeypatch):
     """No fused-bias kernel: the forward pass adds the bias in place and the
-    backward pass sees that same u + b."""
+    backward pass sees that same u + b; the two functions are an op of the
+    spec and its derivative."""
+    names = tuple(f.__name__ for f in M._unfused(arm))
+    assert _spec.OP[names[0]].grad == names[1]
     seen = {}
     for name in names:
         real = getattr(M, name)
@@ -115,13 +119,24 @@ def test_unfused_arms_are_gelu_ext_kernels_on_the_biased_input(arm, names, monke
 
 # ---------------------------------------------------------------- torch --
 
+def torch_form(arm):
+    """torch's own form of the arm's activation: the torch op of the spec
+    that runs the arm's ufunc (fast_gelu for a fused arm)."""
+    from gelu_ext.torch import _forms
+    approximate = M.ARMS[arm][1]
+    op = ("gelu_erf" if approximate == "none" else "gelu_tanh") if approximate else \
+        M._unfused(arm)[0].__name__
+    for t in _spec.TORCH_OPS:
+        for k in ("erf", "tanh"):
+            if t.grad and t.kind == "plain" and t.ufuncs[0][0].format(k) == op:
+                extra = (("none" if k == "erf" else "tanh"),) if t.has_approximate else ()
+                return lambda z, f=_forms.TORCH_FORMS[t.name], e=extra: f(z, *e)
+    raise LookupError(f"no torch op runs {op}")
+
+
 def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, order_seed):
     F = torch.nn.functional
-    act = {"relu": F.relu,
-           "gelu": lambda z: F.gelu(z, approximate="none"),
-           "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"),
-           "silu": F.silu,
-           "quick_gelu": lambda z: z * torch.sigmoid(1.702 * z)}[arm]
+    act = torch_form(arm)
     layers = []
     for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         lin = torch.nn.Linear(fan_in, fan_out, dtype=torch.float64)

@@ -21,7 +21,6 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip install '.[torch]')")
 
-import torch.nn.functional as F                            # noqa: E402
 
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
