@@ -149,3 +149,16 @@ def _scaled(f, kw, scale, bias=False):
             return f(x, bias=rest[0], **kw)
         return f(x, *rest, **kw)
     return call
+
+
+def torch_form(ufunc):
+    """torch's own form (``gelu_ext.torch._forms``) of the plain forward op
+    that runs ufunc ``ufunc``, with its ``approximate`` bound: one tensor in,
+    one out."""
+    from gelu_ext.torch import _forms
+    for t in _spec.TORCH_OPS:
+        for k, mode in (("erf", "none"), ("tanh", "tanh")):
+            if t.grad and t.kind == "plain" and t.ufuncs[0][0].format(k) == ufunc:
+                extra = (mode,) if t.has_approximate else ()
+                return lambda z, f=_forms.TORCH_FORMS[t.name], e=extra: f(z, *e)
+    raise LookupError(f"no plain torch op runs {ufunc}")

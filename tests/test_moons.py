@@ -15,6 +15,7 @@ import pytest
 from gelu_ext import _spec
 from gelu_ext.jobs import moons as M
 from helpers import WITHOUT_ML_DTYPES, python_child
+from opinfo import torch_form
 
 ARM_IDS = list(M.ARMS)
 # Small enough to run in a fraction of a second, big enough to train.
@@ -119,24 +120,17 @@ def test_unfused_arms_are_gelu_ext_kernels_on_the_biased_input(arm, monkeypatch)
 
 # ---------------------------------------------------------------- torch --
 
-def torch_form(arm):
-    """torch's own form of the arm's activation: the torch op of the spec
-    that runs the arm's ufunc (fast_gelu for a fused arm)."""
-    from gelu_ext.torch import _forms
+def arm_form(arm):
+    """torch's own form of the arm's activation (a fused arm runs fast_gelu)."""
     approximate = M.ARMS[arm][1]
-    op = ("gelu_erf" if approximate == "none" else "gelu_tanh") if approximate else \
-        M._unfused(arm)[0].__name__
-    for t in _spec.TORCH_OPS:
-        for k in ("erf", "tanh"):
-            if t.grad and t.kind == "plain" and t.ufuncs[0][0].format(k) == op:
-                extra = (("none" if k == "erf" else "tanh"),) if t.has_approximate else ()
-                return lambda z, f=_forms.TORCH_FORMS[t.name], e=extra: f(z, *e)
-    raise LookupError(f"no torch op runs {op}")
+    if approximate:
+        return torch_form("gelu_erf" if approximate == "none" else "gelu_tanh")
+    return torch_form(M._unfused(arm)[0].__name__)
 
 
 def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, order_seed):
     F = torch.nn.functional
-    act = torch_form(arm)
+    act = arm_form(arm)
     layers = []
     for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         lin = torch.nn.Linear(fan_in, fan_out, dtype=torch.float64)

@@ -315,8 +315,10 @@ def spec_modules():
 
 MODULES = {
     **spec_modules(),
-    "GatedMLP-silu": lambda: gt.GatedMLP(linear(), linear(), linear()),
-    "GatedMLP-gelu": lambda: gt.GatedMLP(linear(), linear(), linear(), gate="gelu", approximate="tanh"),
+    # the fused gated MLP with each gate an activation of the spec names
+    **{f"GatedMLP-{g}" + ("" if a == "none" else f"-{a}"):
+       (lambda g=g, a=a: gt.GatedMLP(linear(), linear(), linear(), gate=g, approximate=a))
+       for g, a in dict.fromkeys(act.gate for act in _ops._spec.ACTIVATIONS if act.gate)},
 }
 GATED = tuple(t.module for t in _ops._spec.TORCH_OPS if t.module and t.kind == "gate")
 INPLACE_MODULES = [n for n in MODULES if n.endswith("-inplace")]
