@@ -10,11 +10,10 @@ import os
 # Under pytest-xdist (`pytest -n 2`) the workers fill the cores, so each
 # keeps OpenBLAS (NumPy's BLAS: the real BERT's matrix products, the moons
 # networks) to one thread, unless the caller set it: its threads wait for
-# each other by spinning, and beside another busy worker that spinning was
-# most of what they cost (the real BERT's swap study, 2 cores shared with
-# other work: 80 CPU-s with OpenBLAS's default of a thread per core, 5 with
-# one).  Set before NumPy is first imported, which is when OpenBLAS reads
-# it; the tests' own child processes inherit it.
+# each other by spinning, and beside another busy worker that spinning is
+# most of what they cost (an order of magnitude more CPU time with a
+# thread per core).  Set before NumPy is first imported, which is when
+# OpenBLAS reads it; the tests' own child processes inherit it.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

@@ -77,9 +77,9 @@ SPECS_BY_NAME = {u.name: u for u in UFUNCS}
 
 def loop_inputs(spec, args, out_dtype=None):
     """(x, g, dtype): the point the kernel evaluates (x + b added in the loop
-    dtype for the fused forms, as issue 5 specifies: bit-identical to the
-    unfused op on x + b), the incoming gradient (None if not a derivative)
-    and the result dtype, following NumPy's casting (``np.tanh``'s rule)."""
+    dtype for the fused forms: bit-identical to the unfused op on x + b),
+    the incoming gradient (None if not a derivative) and the result dtype,
+    following NumPy's casting (``np.tanh``'s rule)."""
     arrs = [np.asarray(a) for a in args]
     loop = np.result_type(*[result_dtype(a.dtype) for a in arrs])
     shape = np.broadcast_shapes(*[a.shape for a in arrs])

@@ -1,6 +1,6 @@
 """Sampled accuracy: the CI guard that makes a kernel regression fail.
 
-The bounds are gelu_ext.testing.BOUNDS (the issues' bounds, not what the
+The bounds are gelu_ext.testing.BOUNDS (the promised bounds, not what the
 current kernels achieve): float32 against the float64 twin, float64 against
 mpmath at 60 digits; derivatives in ULPs of s = max(|first term|, |second
 term|) (they cross zero at x ~ -0.7518, where only an absolute bound makes

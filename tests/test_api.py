@@ -1,6 +1,6 @@
 """The thin public API: fast_gelu, relu, fast_gelu_grad, relu_grad, configuration.
 
-What issue 2 and issue 5 promise a user: the seed article's values, argument
+What the thin API promises a user: the seed article's values, argument
 validation with actionable messages, special values (NaN, +-inf, +-0, huge
 arguments in tanh mode) without floating-point warnings, inputs never
 modified, and return types exactly like ``np.tanh``.

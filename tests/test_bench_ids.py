@@ -1,5 +1,5 @@
-"""The benchmark ids accept the selections bench/README.md documents (issue
-15): sizes as ``n1048576``, threads as ``t1``, one table as ``-k "<group>-"``.
+"""The benchmark ids accept the selections bench/README.md documents:
+sizes as ``n1048576``, threads as ``t1``, one table as ``-k "<group>-"``.
 Collection only (no benchmark runs), about a second."""
 import os
 from pathlib import Path

@@ -1,5 +1,5 @@
 """``--isa`` of the bench and ratios.py: ours and the peers held to one
-instruction set (issue 23), each setting read back and the peers that cannot
+instruction set, each setting read back and the peers that cannot
 be held to it named.  The settings are process-wide and read once when a peer
 is imported, so every case runs in its own interpreter."""
 import importlib.util

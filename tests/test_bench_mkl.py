@@ -1,4 +1,4 @@
-"""oneMKL VM, the accurate peer of the benchmarks (issue 40): optional like
+"""oneMKL VM, the accurate peer of the benchmarks: optional like
 every peer -- absent, its cells and rows say so -- and where the ``mkl``
 wheel is installed, the call computes x Phi(x) on one thread and the
 header reads back the instruction set it runs.  No timing is asserted."""
@@ -61,7 +61,7 @@ def test_absent_the_bench_cell_says_how_to_install_it(no_mkl):
         bench.prepare("mkl", "gelu_erf", d)
 
 
-def test_absent_every_ratios_row_of_issue_40_says_not_installed(no_mkl, ratios):
+def test_absent_every_mkl_ratios_row_says_not_installed(no_mkl, ratios):
     r = ratios.Ratios(1, {})
     ratios._issue40(r, f64=True)
     assert len(r.rows) == 4                          # f32 and f64 speed, bulk and tail ULP

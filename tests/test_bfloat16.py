@@ -1,4 +1,4 @@
-"""bfloat16 in, bfloat16 out (issue 15, item 3), when ml_dtypes is installed.
+"""bfloat16 in, bfloat16 out, when ml_dtypes is installed.
 
 Every ufunc of the op table gets a bfloat16 loop at import
 (src/python/_ufuncs.pyx, ``_register_bfloat16``): the float32 kernel on the widened

@@ -1,4 +1,4 @@
-"""setup.py's flags per compiler (issue 30): every compiler users build with
+"""setup.py's flags per compiler: every compiler users build with
 gets flags that keep IEEE semantics and name no instruction set."""
 import importlib.machinery
 import importlib.util

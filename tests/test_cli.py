@@ -1,4 +1,4 @@
-"""``python -m gelu_ext``: command-line errors and Ctrl-C (issue 7).
+"""``python -m gelu_ext``: command-line errors and Ctrl-C.
 
 Ctrl-C must end a job cleanly, wherever it lands: exit code 130 and one
 line, ``gelu_ext: interrupted``, on stderr after the job's own progress

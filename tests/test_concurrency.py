@@ -1,4 +1,4 @@
-"""Concurrency (issue 7).
+"""Concurrency.
 
 1. Eight Python threads call every function on shared read-only inputs, each
    with its own outputs, while they keep changing the thread count

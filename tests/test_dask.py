@@ -1,4 +1,4 @@
-"""Dask arrays (issue 15): every public array function of gelu_ext on a
+"""Dask arrays: every public array function of gelu_ext on a
 chunked ``dask.array`` stays lazy, keeps the chunks and computes the same bits
 as the NumPy call -- through ``__array_ufunc__``, so an ``np.asarray`` or a
 shape check in the API layer would break this.

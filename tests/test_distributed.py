@@ -1,4 +1,4 @@
-"""A dask.distributed LocalCluster of 2 worker processes (issue 15): the
+"""A dask.distributed LocalCluster of 2 worker processes: the
 ufuncs travel to the workers (pickled by name), the workers compute the bits
 the local call computes, and each worker runs gelu_ext on one thread.
 

@@ -1,4 +1,4 @@
-"""The rest of the family (issue 13): SiLU, quick-GELU, the gated SwiGLU and
+"""The rest of the family: SiLU, quick-GELU, the gated SwiGLU and
 GEGLU, their gradients, and ``activation(name)`` for Hugging Face configs.
 
 * Values against the mpmath oracle (gelu_ext.testing: x sigmoid(kx) at 60

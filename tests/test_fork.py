@@ -1,9 +1,10 @@
-"""fork() after threaded calls (issue 12).
+"""fork() after threaded calls.
 
-With OpenMP (libgomp) a child made by ``os.fork()`` after any threaded call
-hung forever on its first threaded call.  The pool in src/runtime/gx_pool.c forgets
-its workers in the child and starts new ones there, so a child computes the
-parent's bits and the parent carries on.
+A child made by ``os.fork()`` after a threaded call inherits none of the
+parent's worker threads (an OpenMP runtime such as libgomp hangs there on
+the child's first threaded call).  The pool in src/runtime/gx_pool.c
+forgets its workers in the child and starts new ones there, so a child
+computes the parent's bits and the parent carries on.
 
 Each scenario runs in a fresh interpreter with a timeout, so a regression
 fails the test instead of hanging the suite.  Every call in the scenarios is

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every public function and every ufunc (issue 7).
+"""Property-based fuzzing of every public function and every ufunc.
 
 Each generated example is a call with random dtypes, shapes (0-d, empty, up to
 4-d, and long 1-d/2-d runs that cross the 512-element chunk of the strided
@@ -643,10 +643,9 @@ def test_python_lists_and_scalars_are_float64(values, approximate):
         assert_same_bits(np.asarray(s), gelu_ext.fast_gelu(np.array([v]), approximate)[0:1].reshape(()))
 
 
-# ------------------------------------------------- bugs found by the fuzzer --
-# Kept as regression tests.  The float64 tanh forms used to return 0 for x in
-# about [-21.55, -21.16], where exp(-w) overflowed although the true value is
-# a normal or subnormal number.
+# ------------------------------------------------- cases found by the fuzzer --
+# The float64 tanh forms in about [-21.55, -21.16]: exp(-w) overflows there
+# although the true value is a normal or subnormal number, not 0.
 
 @pytest.mark.parametrize("x", [-21.16, -21.3, -21.5])
 def test_tanh_float64_not_flushed_to_zero_early(x):
@@ -659,8 +658,8 @@ def test_tanh_float64_not_flushed_to_zero_early(x):
     assert testing.ulp_error(got, exact, np.float64, scale=scale) <= 4
 
 
-# found by the fuzzer (grad=None passed the Python int 1, which promotes bool
-# to int64 and so to float64); fixed in c5d3fec, kept as a regression test
+# grad=None must not stand for a Python int 1, which promotes bool to int64
+# and so to float64
 @pytest.mark.parametrize("fn", [lambda x: gelu_ext.fast_gelu_grad(x),
                                 lambda x: gelu_ext.fast_gelu_grad(x, approximate="tanh"),
                                 lambda x: gelu_ext.relu_grad(x)],

@@ -1,4 +1,4 @@
-"""Gradients (issue 5): fast_gelu_grad and relu_grad.
+"""Gradients: fast_gelu_grad and relu_grad.
 
 Checked three independent ways: against the float64 twin, against central
 finite differences of fast_gelu itself, and (where torch is installed)
@@ -197,7 +197,7 @@ def test_grad_matches_torch_autograd(torch, mode):
     x = bulk()
     g = np.random.default_rng(6).uniform(-2, 2, x.size)
     want = torch_grad(torch, x, g, mode)
-    # 1e-12 relative (issue 5), plus an absolute term for torch's own
+    # 1e-12 relative, plus an absolute term for torch's own
     # rounding: for x < 0 it computes 0.5 (1 + erf), 0.5 (1 + tanh) and
     # 1 - tanh^2, which cancel to an absolute error of a few eps times its
     # largest intermediate, 1 + |x| u'(x) (2e-6 relative at x = -6, measured);
@@ -216,9 +216,9 @@ def test_relu_grad_matches_torch_autograd(torch):
     np.testing.assert_array_equal(relu_grad(x), xt.grad.numpy())
 
 
-# Found by the fuzzer: the float32 derivative used to be clamped where gelu'(x)
-# alone underflows float32, but a huge upstream grad brings the product back
-# into range (x = -14, grad = 8.5e37 gave 4.5e-22 for a true 1e-54).
+# Where gelu'(x) alone underflows float32, a huge upstream grad brings the
+# product back into range: the derivative must not be clamped there (at
+# x = -14 with grad = 8.5e37 the product is about 1e-54 * 8.5e37).
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("x", [-12.5, -14.0, -17.03125, -19.75, -21.0, -23.5])
 def test_float32_tail_derivative_times_huge_grad(approximate, x):

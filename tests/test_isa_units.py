@@ -1,4 +1,4 @@
-"""The ISA units (src/isa/<name>.c, issue 41): each is compiled with its own
+"""The ISA units (src/isa/<name>.c): each is compiled with its own
 instruction set's flags, so nothing of the AVX2 or AVX-512 unit may run on a
 CPU without that instruction set -- not at import (the dispatch tables are
 filled by gx_dispatch.c, built with the portable flags, from data the units

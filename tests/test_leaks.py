@@ -1,4 +1,4 @@
-"""No leaks (issue 7): 10^5 calls of every public function, successful ones on
+"""No leaks: 10^5 calls of every public function, successful ones on
 small arrays and ones that raise, grow neither tracemalloc's traced memory nor
 the process's resident memory beyond a small fixed bound.
 

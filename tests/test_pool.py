@@ -1,4 +1,4 @@
-"""The thread pool (src/runtime/gx_pool.c, issue 12): callers that are threads
+"""The thread pool (src/runtime/gx_pool.c): callers that are threads
 themselves, the default thread count, the counters show_config relies on.
 
 No timings: the pool's own counters say how many threads computed at once,

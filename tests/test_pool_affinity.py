@@ -1,5 +1,5 @@
 """The thread pool's affinity moves stay inside what each thread may use
-(src/runtime/gx_pool.c, issue 41).
+(src/runtime/gx_pool.c).
 
 On Linux the pool moves a worker woken onto its owner's core off it, and
 pulls a straggler onto the owner's core; both change a thread's CPU mask

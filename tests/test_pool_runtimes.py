@@ -1,12 +1,12 @@
-"""The pool next to other runtimes (issue 29): the Transformer feed-forward
+"""The pool next to other runtimes: the Transformer feed-forward
 pattern -- a matmul, then fast_gelu on its output -- keeps its calls
 threaded.
 
 Right after a BLAS call OpenBLAS's worker spins on the other core for
-~0.1 s (libgomp's, after a PyTorch op, for a few ms).  Before, the kernel put
-our woken worker on the caller's core, where it computed the whole call
-while the caller waited (30 of 30 calls after np.matmul), or the call was
-judged a stall and the next 8-1024 calls ran serially.  These tests assert
+~0.1 s (libgomp's, after a PyTorch op, for a few ms).  The kernel may then
+put our woken worker on the caller's core, where it computes the whole call
+while the caller waits, or the pool may judge the call a stall and run the
+next calls serially.  These tests assert
 how the calls ran, from the pool's own counters: every call threaded (no
 back-off), and the caller and the workers each computing a real share of
 the items.  No timings: the speed-up is measured by

@@ -4,7 +4,7 @@ ReLU ``relu2``, ReLU6 ``relu6``) and their gradients.
 They are correctly rounded (<= 0.5 ULP: their results are exact in float64
 and rounded once), so every dtype and every ISA path must give the float64
 twin's bits rounded to the dtype; the special values are PyTorch's own
-(``torch.square(F.relu(x))``, ``F.relu6``, and their autograd)."""
+(torch's form of each op, ``gelu_ext.torch._forms``, and its autograd)."""
 import numpy as np
 import pytest
 

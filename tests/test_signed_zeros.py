@@ -1,4 +1,4 @@
-"""Signed zeros (issue 24): every zero a ufunc returns has the sign the
+"""Signed zeros: every zero a ufunc returns has the sign the
 README's rules give it, for every op of the table, on every ISA path this
 CPU runs, in every dtype.  (float32 gelu_erf, silu and swiglu returned +0
 for -0 on aarch64: the scalar table twin's sign followed what the compiler

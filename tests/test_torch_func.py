@@ -1,4 +1,4 @@
-"""gelu_ext.torch under torch.func and forward-mode AD (issue 46, item 1).
+"""gelu_ext.torch under torch.func and forward-mode AD.
 
 Every transform gives torch's derivatives, never a silent zero: each op
 (through ``gelu_ext.torch.functional``) under each transform of

@@ -232,6 +232,8 @@ def test_cpp_and_python_kernels_give_the_same_bits(layout, threads, restore):
 
 # ------------------------------------------------- ReLU's sign of zero --
 
+# torch's own spellings of each ReLU op, by hand: they are torch's names, the
+# independent side of the comparison
 _TORCH_RELUS = {"relu": (torch.relu, torch.nn.functional.relu, torch.nn.ReLU()),
                 "relu6": (torch.nn.functional.relu6, torch.nn.ReLU6())}
 

@@ -686,6 +686,8 @@ def test_tiny_modernbert_geglu_fused_close_and_unpatched_bit_for_bit():
 
 X = torch.linspace(-8, 8, 41)          # ReLU6 clips at 6
 
+# torch's spellings that functional_mode routes, each with the op it runs: by
+# hand, as they are torch's names, the independent side of the check
 ROUTED = [
     ("F.gelu", lambda x: F.gelu(x), lambda x: GF.gelu(x), "gelu"),
     ("F.gelu-tanh", lambda x: F.gelu(x, approximate="tanh"), lambda x: GF.gelu(x, "tanh"), "gelu"),

@@ -1,4 +1,4 @@
-"""Types (issue 15): the installed package ships py.typed and its stubs, the
+"""Types: the installed package ships py.typed and its stubs, the
 stubs declare exactly the public names, and mypy --strict accepts the typed
 usage file tests/typecheck/usage.py (whose ``type: ignore`` lines are calls the
 stubs must reject)."""

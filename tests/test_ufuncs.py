@@ -1,10 +1,10 @@
 """Every ufunc x dtype x memory layout x ``out=`` mode against the float64 twin.
 
-The ufuncs must behave like NumPy's own ``np.tanh`` (issue 2): result dtype,
+The ufuncs must behave like NumPy's own ``np.tanh``: result dtype,
 broadcasting, any strides, 0-d and empty arrays, ``out=`` (given, in place,
 partially overlapping), casting errors and ``TypeError`` for types without a
 loop.  Values are checked against ``gelu_ext.testing`` (never against the
-compiled code) within the bounds of the issues; ReLU is bit-exact.
+compiled code) within gelu_ext.testing's bounds; ReLU is bit-exact.
 
 The quick tier (``-m "not slow"``): the three big matrices -- op x dtype x
 layout x out= mode (3,385 cases), op x strided operand x dtype x length

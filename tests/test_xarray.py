@@ -1,4 +1,4 @@
-"""xarray DataArrays (issue 15): every public array function of gelu_ext
+"""xarray DataArrays: every public array function of gelu_ext
 returns a DataArray with the input's dims and coords and the NumPy call's bits;
 on a Dask-backed DataArray the result stays lazy.  A bias is a DataArray over
 the feature dim, aligned by name as xarray does.
