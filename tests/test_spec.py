@@ -97,7 +97,9 @@ def test_functional_function_runs_its_op(t):
         if t.bias:
             b = xs[0][0] * 0.5
             assert torch.equal(fn(xs[0], *extra, bias=b), getattr(torch.ops.gelu_ext, t.bias)(xs[0], b, *extra))
+    # named as torch.nn.functional names them: a plain op's tensor is "input"
     params = list(inspect.signature(fn).parameters)
+    assert params[:len(t.args)] == (list(t.args) if t.kind == "gate" else ["input"])
     assert ("inplace" in params) == t.inplace and ("bias" in params) == (t.bias is not None)
 
 
@@ -118,6 +120,8 @@ def test_nn_module_runs_its_op(t):
         if t.inplace:
             y = xs[0].clone()
             assert cls(*extra, inplace=True)(y) is y and torch.equal(y, want)
+    forward = list(inspect.signature(cls.forward).parameters)[1:]
+    assert forward == (list(t.args) if t.kind == "gate" else ["input"])
 
 
 def test_torch_formulas_are_keyed_by_the_spec():
