@@ -28,7 +28,6 @@ class OpInfo(NamedTuple):
     base: str                   # the op whose formula it runs
     is_grad: bool               # a derivative: inputs (x, g)
     grad: Optional[str]         # a plain forward op's derivative ufunc
-    forward: Optional[str]      # a plain derivative's forward op
     public: Callable            # gelu_ext.<name>: the ufunc, or a derivative's thin function
     reference: Optional[Callable]   # gelu_ext.testing's float64 twin
     oracle: Optional[Callable]      # gelu_ext.testing's mpmath oracle
@@ -40,12 +39,8 @@ class OpInfo(NamedTuple):
         return f"OpInfo({self.name})"
 
 
-def _forward_of(name):
-    return next((op.name for op in _spec.OPS if op.grad == name), None)
-
-
 OPINFOS = [OpInfo(op.name, _ufuncs.OPS[op.name].ufunc, len(op.inputs), op.kind, op.base,
-                  op.is_grad, op.grad, _forward_of(op.name), getattr(gelu_ext, op.name),
+                  op.is_grad, op.grad, getattr(gelu_ext, op.name),
                   testing.REFERENCE.get(op.name), testing.MP_REFERENCE.get(op.name), op.exact,
                   op.alias, op)
            for op in _spec.OPS]
@@ -62,12 +57,6 @@ PLAIN = [o for o in OPINFOS if o.kind == "plain"]                 # f(x) and f'(
 TWINNED = [o for o in PLAIN if o.reference is not None]           # held to a float64 twin
 ORACLED = [o for o in OPINFOS if o.oracle is not None]            # held to mpmath
 PLAIN_FORWARD = [o for o in PLAIN if not o.is_grad]
-
-
-def call_with_unit_grad(o, x):
-    """o at x, a derivative with g = 1 (its thin function, where it has one,
-    takes g=None for that; the ufunc needs the 1)."""
-    return o.ufunc(x, x.dtype.type(1)) if o.is_grad else o.ufunc(x)
 
 
 # ------------------------------------------------------------- torch --
