@@ -115,7 +115,11 @@ def _activation(activation, config=None):
         except (TypeError, ValueError) as e:
             raise ValueError(f"config hidden_act {act!r} is not an activation gelu_ext "
                              f"computes: {e}") from None
-        return next(name for name, f in _functions().items() if f is fn)
+        name = next((name for name, f in _functions().items() if f is fn), None)
+        if name is None:
+            raise ValueError(f"config hidden_act {act!r} is an activation gelu_ext computes but this "
+                             f"encoder does not run; it runs {list(ACTIVATIONS)}")
+        return name
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
     return activation
