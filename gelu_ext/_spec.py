@@ -141,7 +141,7 @@ OPS = (
        "GEGLU with tanh GELU, gelu_tanh(gate) * up in one pass; bit-identical\n"
        "to the unfused form in float32 and float64."),
     Op("relu_grad", "plain", ("x", "g"), "relu_grad",
-       "g where x > 0, else 0 (0 at x == 0 and for NaN x, as PyTorch).",
+       "g where x > 0, else 0 (0 at x == 0; g for NaN x, as PyTorch).",
        alias="relu_backward", reference="ref_relu_grad", bounds=_bounds(0, 0, 0, "ULP"),
        exact=True,
        thin='''Backward pass of ReLU: ``grad`` where ``x > 0``, else 0.

@@ -321,12 +321,13 @@ def ref_gelu_tanh_grad(x):
 
 
 def ref_relu_grad(x, g=None):
-    """1 where x > 0 else 0; with ``g``: g where x > 0 else 0 (NaN x too)."""
+    """0 where x <= 0 else 1; with ``g``: 0 where x <= 0 else g (NaN x: g,
+    as torch's threshold_backward)."""
     x = np.asarray(x)
     if g is not None:
         with np.errstate(invalid="ignore"):
-            return np.where(x > 0, g, 0.0)
-    return (x > 0).astype(np.result_type(x.dtype, np.float16))
+            return np.where(x <= 0, 0.0, g)
+    return (~(x <= 0)).astype(np.result_type(x.dtype, np.float16))
 
 
 def ref_silu_grad(x):

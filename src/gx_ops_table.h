@@ -27,7 +27,7 @@
     X(GX_OP_GEGLU_TANH, "geglu_tanh", geglu_tanh, 2, GX_GATE, GX_OP_GELU_TANH, \
       "GEGLU with tanh GELU, gelu_tanh(gate) * up in one pass; bit-identical\n" "to the unfused form in float32 and float64.") \
     X(GX_OP_RELU_GRAD, "relu_grad", relu_grad, 2, GX_PLAIN, GX_OP_RELU_GRAD, \
-      "g where x > 0, else 0 (0 at x == 0 and for NaN x, as PyTorch).") \
+      "g where x > 0, else 0 (0 at x == 0; g for NaN x, as PyTorch).") \
     X(GX_OP_RELU2_GRAD, "relu2_grad", relu2_grad, 2, GX_PLAIN, GX_OP_RELU2_GRAD, \
       "2x g where x > 0, else 0 (NaN for NaN x, as PyTorch), correctly rounded.") \
     X(GX_OP_RELU6_GRAD, "relu6_grad", relu6_grad, 2, GX_PLAIN, GX_OP_RELU6_GRAD, \

@@ -69,10 +69,7 @@ def test_bounds_are_exact(op):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    n == "relu", raises=AssertionError, strict=True,
-    reason="relu_grad gives 0 for NaN x (its docstring: 'as PyTorch'); torch's autograd of "
-           "F.relu (threshold_backward) passes g there")) for n in FORWARD])
+@pytest.mark.parametrize("name", FORWARD)
 def test_special_values_are_pytorchs(name, dtype):
     """NaN, +-0, +-inf and the kinks: PyTorch's bits, forward and backward.
     64 elements, whole vectors of torch's kernels: its scalar tail of

@@ -558,10 +558,10 @@ GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((
  * one kernel serves both.) */
 GX_INLINE float gx_relu_f32(float x) { return x < 0 ? 0.0f : x; }
 GX_INLINE double gx_relu_f64(double x) { return x < 0 ? 0.0 : x; }
-/* its derivative times g: g where x > 0, else 0 (0 at x == 0 and for NaN x,
- * as PyTorch) */
-GX_INLINE float gx_relu_grad_f32(float x, float g) { return x > 0 ? g : 0.0f; }
-GX_INLINE double gx_relu_grad_f64(double x, double g) { return x > 0 ? g : 0.0; }
+/* its derivative times g: 0 where x <= 0, else g -- NaN x included, as
+ * torch's threshold_backward (x <= 0 ? 0 : g) passes g there */
+GX_INLINE float gx_relu_grad_f32(float x, float g) { return x <= 0 ? 0.0f : g; }
+GX_INLINE double gx_relu_grad_f64(double x, double g) { return x <= 0 ? 0.0 : g; }
 
 /* ------------------------------------------------------- squared ReLU -- */
 
