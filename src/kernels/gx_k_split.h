@@ -104,6 +104,42 @@ GX_INLINE void gx_gather_f32(const int *idx, int k, int kp, int nin, const float
         if (nin == 2) pg[j] = 0;
     }
 }
+/* The identity from x >= T->xg on (gx_lut.h, gx_lut_ok): the element's
+ * result is x (forward), g (a derivative: times 1 read through a volatile,
+ * quieting a signalling NaN as the formula's products do) or x up (a gated
+ * form), the formula's own bits (bench/identity.py).  The table loops flag
+ * these elements with the rest they do not cover; the split driver takes
+ * them out before the formula: only elements it packs pay for the test, so
+ * the table loops, the whole cost of narrow data, stay as they were. */
+GX_INLINE int gx_identity_kind(const gx_f32_table *T, int nin, int gate)
+{
+    return !(T->xg < INFINITY) ? GX_ID_NONE : (gate ? GX_ID_XUP : (nin == 2 ? GX_ID_G : GX_ID_X));
+}
+/* Without value packing: the packed indices idx[0..k) filtered, the
+ * identity's elements written to ob (every element is written, without a
+ * branch; put-back overwrites the others), the rest kept in order; returns
+ * their count. */
+GX_INLINE int gx_identity_f32(int *idx, int k, const float *xs, const float *gs, float *ob, float xg, int idk)
+{
+    const float one = gx_lut_one;
+    int k2 = 0;
+    for (int j = 0; j < k; j++) {
+        const int i = idx[j];
+        const float x = xs[i];
+        ob[i] = idk == GX_ID_X ? x : (idk == GX_ID_G ? gs[i] * one : x * gs[i]);
+        idx[k2] = i;
+        k2 += !(x >= xg);
+    }
+    return k2;
+}
+
+/* Whether a float32 split block packs its flagged elements for the formula
+ * (else the formula runs on the whole block and the table's elements are
+ * packed back).  The formula costs several table elements, packing one or
+ * two, so packing the flagged pays up to about three quarters of the block;
+ * and with an identity all the way, since those elements skip the formula. */
+GX_INLINE int gx_pack_flagged(int nbad, int m, int idk) { return idk || 4 * nbad <= 3 * m; }
+
 /* A gated form's general-formula result r times up.  Where both are NaN
  * (x NaN and up NaN) the product's payload is whichever operand the
  * instruction reads first, an order compilers choose freely: up's NaN,
@@ -175,6 +211,7 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
     const gx_lut_f32 lut = row->lut;
     const gx_full_fn_f32 full = row->full;
     const gx_f32_table *const tab = row->tab;
+    const int idk = gx_identity_kind(tab, nin, gate);
     const float *xp = (const float *)in[0];
     const float *gp = nin == 2 ? (const float *)in[1] : NULL;
     float *out = (float *)out_;
@@ -204,8 +241,8 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
         int kp, k;
 #ifdef GX_HAVE_PACK_F32     /* AVX-512: the values packed, no indices */
         uint64_t nz[GX_SPLIT_B / 1024];
-        if (2 * nbad <= m) {
-            k = GX_FN(pack_f32)(bad, m, 1, xs, gs, pb, pg, nz);
+        if (gx_pack_flagged(nbad, m, idk)) {
+            k = GX_FN(pack_f32)(bad, m, 1, xs, gs, pb, pg, nz, ob, tab->xg, idk);
             kp = (k + 15) & ~15;
             full(pb, pg, rb, kp);
             if (gate)
@@ -215,13 +252,17 @@ GX_INLINE void gx_split_f32(const void *const *in, void *out_, gx_intp n, const 
             full(xs, gs, ob, m);
             if (gate)
                 for (int j = 0; j < m; j++) ob[j] = gx_gate_mul(ob[j], gs[j]);
-            k = GX_FN(pack_f32)(bad, m, 0, xs, gs, pb, pg, nz);
+            k = GX_FN(pack_f32)(bad, m, 0, xs, gs, pb, pg, nz, ob, tab->xg, GX_ID_NONE);
             lut(tab, pb, pg, rb, (k + 15) & ~15, bad2);
             GX_FN(put_f32)(bad, m, 0, nz, rb, ob);
         }
 #else
-        if (2 * nbad <= m) {    /* the flagged ones through the formula */
+        if (gx_pack_flagged(nbad, m, idk)) {    /* the flagged ones through the formula */
             k = gx_pack(bad, m, 1, idx, &kp);
+            if (idk) {
+                k = gx_identity_f32(idx, k, xs, gs, ob, tab->xg, idk);
+                kp = (k + 15) & ~15;
+            }
             gx_gather_f32(idx, k, kp, nin, xs, gs, pb, pg);
             full(pb, pg, rb, kp);
             gx_put_f32(ob, idx, rb, pg, k, gate);

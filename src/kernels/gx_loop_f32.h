@@ -40,7 +40,6 @@
  *   vf_special(g)         g is +-0, +-inf or NaN
  *   vf_bad(x, X)          !(|x| <= X): |x| > X or NaN
  *   vf_bad_below(x, NX)   !(x >= NX): x < NX or NaN
- *   vf_ge(x, c)           x >= c (NaN: false);  vf_mandn(a, b): a and not b
  *   vf_mbits(m)           a uint64 whose bit k is lane k (bits >= W clear).
  *                         An ISA without a movemask builds it (NEON: the
  *                         lanes narrowed to bytes, read as 64 bits, their
@@ -98,26 +97,11 @@
 enum { GX_LOOP_FWD = 0, GX_LOOP_GRAD = 1, GX_LOOP_GATE = 2 };
 enum { GX_ST_F32 = 0, GX_ST_F16 = 1, GX_ST_BF16 = 2, GX_ST_BF16_INSN = 3 };
 
-#ifdef GX_VEC
-/* x >= xg, the identity (gx_lut_ok, gx_lut_fwd, gx_lut_grad): x, g (times
- * one, which quiets a signalling NaN as the formula does) or x up (gate),
- * and the lanes no longer rejected.  The forward GELU tables cover x > 0
- * already (xg = inf): their loops skip this at compile time. */
-GX_INLINE gx_vf gx_identity_from(gx_vf xg, gx_vf one, gx_vf xv, gx_vf gv, gx_vf res, int form, int sigmoid,
-                                 gx_vmf *bm)
-{
-    if (form != GX_LOOP_GRAD && !sigmoid) return res;
-    const gx_vmf id = vf_ge(xv, xg);
-    *bm = vf_mandn(*bm, id);
-    return vf_maskmul(id, res, form == GX_LOOP_GRAD ? gv : xv, form == GX_LOOP_GATE ? gv : one);
-}
-#endif
-
 /* ------------------------------------ the 32-piece tables (gx_lut.h) -- */
 #if defined(GX_VEC) && GX_F32_PIECES == 32
 /* A gx_lut's range constants and tables, ready in registers once per call. */
 typedef struct {
-    gx_vf x, nx, xc, xg, one, k, k2;
+    gx_vf x, nx, xc, k, k2;
     gx_vf_tab m[5], m5c, m6h;
 } gx_regs32;
 
@@ -126,8 +110,6 @@ GX_INLINE void gx_regs32_load(gx_regs32 *R, const gx_lut *T)
     R->x = vf_set(T->x);
     R->nx = vf_set(-T->x);
     R->xc = vf_set(T->xc);
-    R->xg = vf_set(T->xg);
-    R->one = vf_set(gx_lut_one);
     R->k = vf_set(T->k);
     R->k2 = vf_set(T->k2);
     for (int q = 0; q < 5; q++) R->m[q] = vf_tab_load(T->m[q]);
@@ -162,14 +144,14 @@ GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int form, int 
         if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
     *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
-    return gx_identity_from(R->xg, R->one, xv, gv, res, form, sigmoid, bm);
+    return res;
 }
 #endif
 
 /* ------------------------------------ the 8-piece tables (gx_lut8.h) -- */
 #if defined(GX_VEC) && GX_F32_PIECES == 8
 typedef struct {
-    gx_vf x, nx, xc, xg, one, k, k2;
+    gx_vf x, nx, xc, k, k2;
     gx_vf_tab8 m[9], su;
 } gx_regs8;
 
@@ -178,8 +160,6 @@ GX_INLINE void gx_regs8_load(gx_regs8 *R, const gx_lut8 *T)
     R->x = vf_set(T->x);
     R->nx = vf_set(-T->x);
     R->xc = vf_set(T->xc);
-    R->xg = vf_set(T->xg);
-    R->one = vf_set(gx_lut_one);
     R->k = vf_set(T->k);
     R->k2 = vf_set(T->k2);
     for (int q = 0; q < 9; q++) R->m[q] = vf_tab8_load(T->m[q]);
@@ -219,7 +199,7 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int si
         if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
     *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
-    return gx_identity_from(R->xg, R->one, xv, gv, res, form, sigmoid, bm);
+    return res;
 }
 #endif
 

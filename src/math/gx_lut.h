@@ -119,7 +119,9 @@ typedef struct {
  * the function rounds to its identity for every float32 (src/tables/fit_lut.py,
  * identity_from): the forward result is x, the derivative times g is g.
  * There the twins return that, the general formula's bits (checked for
- * every float32 x >= xg: bench/identity.py), at the table's cost. */
+ * every float32 x >= xg: bench/identity.py).  The vector table loops flag
+ * these elements like the others they do not cover; the split driver
+ * returns the identity for them before the formula (gx_k_split.h). */
 GX_INLINE int gx_lut_ok(const gx_lut *T, float x) { return (x >= -T->x && x <= T->xp) || x >= T->xg; }
 
 /* The identity's g, a signalling NaN quieted as the general formula's
@@ -127,6 +129,8 @@ GX_INLINE int gx_lut_ok(const gx_lut *T, float x) { return (x >= -T->x && x <= T
  * folds away (x * 1.0f it does, signalling NaNs not being honoured). */
 static const volatile float gx_lut_one = 1.0f;
 GX_INLINE float gx_lut_identity(float g) { return g * gx_lut_one; }
+/* which identity an op has (gx_k_split.h, gx_identity_kind): none, x, g, x up */
+enum { GX_ID_NONE = 0, GX_ID_X = 1, GX_ID_G = 2, GX_ID_XUP = 3 };
 
 /* a clamped to the table's range first, so that NaN and huge inputs (sent to
  * the general formula, or for x > xc the last piece's value at xc) still

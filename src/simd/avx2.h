@@ -69,8 +69,6 @@ GX_INLINE gx_vmf vf_special(gx_vf g)
 }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm256_cmp_ps(vf_abs(x), X, _CMP_NLE_UQ); }
 GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm256_cmp_ps(x, NX, _CMP_NGE_UQ); }
-GX_INLINE gx_vmf vf_ge(gx_vf x, gx_vf c) { return _mm256_cmp_ps(x, c, _CMP_GE_OQ); }
-GX_INLINE gx_vmf vf_mandn(gx_vmf a, gx_vmf b) { return _mm256_andnot_ps(b, a); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)_mm256_movemask_ps(m); }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 
@@ -138,8 +136,7 @@ GX_INLINE int vd_nbits(gx_vmd m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
  * coefficients in use are live: fetched all at once, the 20 columns do not
  * fit in the 16 ymm registers and go through the stack.  llvm-mca 19 cycles
  * per 4 elements, all at once against by column: znver3 63.3 against 55.2,
- * skylake 66.3 against 61.7, alderlake 59.3 against 43.5
- * (bench/results/f64_zen5_2026-12-02.md).
+ * skylake 66.3 against 61.7, alderlake 59.3 against 43.5 (bench/README.md).
  * A gather per coefficient is 2x slower on AMD Zen 5.  The same values, so
  * the same bits as gx_lut64_fwd. */
 typedef const gx_lut64_rows *gx_vd_rows;

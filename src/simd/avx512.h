@@ -67,8 +67,6 @@ GX_INLINE gx_vf vf_maskmul(gx_vmf m, gx_vf src, gx_vf a, gx_vf b) { return _mm51
 GX_INLINE gx_vmf vf_special(gx_vf g) { return _mm512_fpclass_ps_mask(g, 0x9f); }
 GX_INLINE gx_vmf vf_bad(gx_vf x, gx_vf X) { return _mm512_cmp_ps_mask(_mm512_abs_ps(x), X, _CMP_NLE_UQ); }
 GX_INLINE gx_vmf vf_bad_below(gx_vf x, gx_vf NX) { return _mm512_cmp_ps_mask(x, NX, _CMP_NGE_UQ); }
-GX_INLINE gx_vmf vf_ge(gx_vf x, gx_vf c) { return _mm512_cmp_ps_mask(x, c, _CMP_GE_OQ); }
-GX_INLINE gx_vmf vf_mandn(gx_vmf a, gx_vmf b) { return (gx_vmf)(a & ~b); }
 GX_INLINE uint64_t vf_mbits(gx_vmf m) { return (uint64_t)m; }
 GX_INLINE int vf_nbits(gx_vmf m, uint64_t b) { (void)m; return GX_POPCNT64(b); }
 
@@ -247,19 +245,33 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
  * scalar gather and a vscatterdps per 16 elements through pack_idx's
  * indices: that was a quarter of the float32 split's time on data with a
  * quarter of its elements flagged (Intel Xeon, AVX-512).  Masked loads do
- * not read past the block's end; pb, pg and rb hold GX_PACK_SLACK more. */
+ * not read past the block's end; pb, pg and rb hold GX_PACK_SLACK more.
+ * idk (want = 1 only): the elements x >= xg take the identity (gx_k_split.h,
+ * gx_identity_f32) here, written to ob and cleared from bad's chunk bits, so
+ * neither the formula nor put_f32 sees them. */
 #define GX_HAVE_PACK_F32 1
-static GX_NOINLINE int GX_FN(pack_f32)(const uint64_t *bad, int m, int want, const float *xs, const float *gs,
-                                       float *pb, float *pg, uint64_t *nz)
+static GX_NOINLINE int GX_FN(pack_f32)(uint64_t *bad, int m, int want, const float *xs, const float *gs,
+                                       float *pb, float *pg, uint64_t *nz, float *ob, float xg, int idk)
 {
     gx_avx512_chunks(bad, m, want, nz);
+    const __m512 vxg = _mm512_set1_ps(xg), one = _mm512_set1_ps(gx_lut_one);
     int k = 0;
     for (int u = 0; u < GX_SPLIT_B / 1024; u++) {
         for (uint64_t z = nz[u]; z; z &= z - 1u) {
             const int c = 64 * u + GX_CTZ64(z);
-            const __mmask16 mc = gx_avx512_chunk(bad, m, want, c);
-            _mm512_storeu_ps(pb + k, _mm512_maskz_compress_ps(mc, _mm512_maskz_loadu_ps(mc, xs + 16 * c)));
-            if (gs) _mm512_storeu_ps(pg + k, _mm512_maskz_compress_ps(mc, _mm512_maskz_loadu_ps(mc, gs + 16 * c)));
+            __mmask16 mc = gx_avx512_chunk(bad, m, want, c);
+            const __m512 xv = _mm512_maskz_loadu_ps(mc, xs + 16 * c);
+            const __m512 gv = gs ? _mm512_maskz_loadu_ps(mc, gs + 16 * c) : xv;
+            const __mmask16 id = idk ? _mm512_mask_cmp_ps_mask(mc, xv, vxg, _CMP_GE_OQ) : 0;
+            if (id) {           /* x >= xg: the identity now, and out of the mask put_f32 reads */
+                const __m512 v = idk == GX_ID_X ? xv : _mm512_mul_ps(idk == GX_ID_G ? gv : xv, idk == GX_ID_G ? one : gv);
+                _mm512_mask_storeu_ps(ob + 16 * c, id, v);
+                mc = (__mmask16)(mc & ~id);
+                const uint16_t b16 = (uint16_t)mc;
+                memcpy((char *)bad + 2 * c, &b16, sizeof b16);
+            }
+            _mm512_storeu_ps(pb + k, _mm512_maskz_compress_ps(mc, xv));
+            if (gs) _mm512_storeu_ps(pg + k, _mm512_maskz_compress_ps(mc, gv));
             k += GX_POPCNT64((uint64_t)mc);
         }
     }

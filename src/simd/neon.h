@@ -120,10 +120,6 @@ GX_INLINE gx_vmf vf_bad(gx_vf a, gx_vf b)
 { gx_vmf r; r.val[0] = gx_neon_bad(a.val[0], b.val[0]); r.val[1] = gx_neon_bad(a.val[1], b.val[1]); return r; }
 GX_INLINE gx_vmf vf_bad_below(gx_vf a, gx_vf b)
 { gx_vmf r; r.val[0] = gx_neon_bad_below(a.val[0], b.val[0]); r.val[1] = gx_neon_bad_below(a.val[1], b.val[1]); return r; }
-GX_INLINE gx_vmf vf_ge(gx_vf a, gx_vf b)
-{ gx_vmf r; r.val[0] = vcgeq_f32(a.val[0], b.val[0]); r.val[1] = vcgeq_f32(a.val[1], b.val[1]); return r; }
-GX_INLINE gx_vmf vf_mandn(gx_vmf a, gx_vmf b)
-{ gx_vmf r; r.val[0] = vbicq_u32(a.val[0], b.val[0]); r.val[1] = vbicq_u32(a.val[1], b.val[1]); return r; }
 GX_INLINE gx_vf_lut8_idx vf_lut8_prep(gx_vif a)
 { gx_vf_lut8_idx r; r.val[0] = gx_neon_bidx(a.val[0]); r.val[1] = gx_neon_bidx(a.val[1]); return r; }
 GX_INLINE gx_vf vf_set(float f)

@@ -74,9 +74,9 @@ static const gx_lut8 gx_lut8_tanh_grad = {
     {0xbf5f3e87u, 0xbdf03dd7u, 0x3dcf3c5eu, 0x3d90bd43u, 0x3ce0bcf8u, 0x3c05bc41u, 0x3b02bb5fu, 0x39d8ba55u},
 };
 
-/* forward; |x| <= 8, the identity from x >= 18.25; worst weighted fit error 7.70e-10; rho 0.007 */
+/* forward; |x| <= 8; worst weighted fit error 7.70e-10; rho 0.007 */
 static const gx_lut8 gx_lut8_silu = {
-    0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.2400000000000p+4f, 0x1.e000000000000p-1f, 0x0.0p+0f,
+    0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.0000000000000p+3f, INFINITY, 0x1.e000000000000p-1f, 0x0.0p+0f,
     {
         {0x0.0p+0f, 0x1.0ee6a20000000p-10f, -0x1.2097a40000000p-11f, -0x1.7dbf080000000p-15f, -0x1.3a9a0c0000000p-13f, -0x1.f0e21a0000000p-16f, -0x1.7d51660000000p-15f, -0x1.d95f500000000p-17f},
         {0x1.2935d20000000p-35f, -0x1.16f8080000000p-11f, 0x1.40ca320000000p-9f, 0x1.b743020000000p-9f, 0x1.bc58dc0000000p-10f, 0x1.a1f90e0000000p-11f, 0x1.6dfaa00000000p-12f, 0x1.4978160000000p-13f},
@@ -92,9 +92,9 @@ static const gx_lut8 gx_lut8_silu = {
     {0xbe813c65u, 0xbe423d4au, 0xbdc13d11u, 0xbd1e3c8eu, 0xbc633bd2u, 0xbba03b18u, 0xbadf3a4fu, 0xba1b3993u},
 };
 
-/* derivative; |x| <= 8, the identity from x >= 21.25; worst weighted fit error 6.02e-09; rho 0.062 */
+/* derivative; |x| <= 8; worst weighted fit error 6.02e-09; rho 0.062 */
 static const gx_lut8 gx_lut8_silu_grad = {
-    0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.5400000000000p+4f, 0x1.e000000000000p-1f, 0x0.0p+0f,
+    0x1.0000000000000p+3f, 0x1.0000000000000p+3f, 0x1.0000000000000p+3f, INFINITY, 0x1.e000000000000p-1f, 0x0.0p+0f,
     {
         {-0x1.e1f8f40000000p-36f, -0x1.5bdf940000000p-13f, -0x1.26b8800000000p-14f, -0x1.77a03a0000000p-14f, -0x1.2724e20000000p-18f, -0x1.c0de400000000p-16f, 0x1.13aa0a0000000p-16f, 0x1.8702ac0000000p-18f},
         {0x1.8000040000000p-7f, 0x1.85059e0000000p-14f, 0x1.b1ad5e0000000p-8f, 0x1.0efc4e0000000p-9f, 0x1.01d3c80000000p-14f, -0x1.55d34a0000000p-13f, -0x1.2113d20000000p-13f, -0x1.0227620000000p-14f},
@@ -110,9 +110,9 @@ static const gx_lut8 gx_lut8_silu_grad = {
     {0xbf033d82u, 0xbe913e17u, 0xbd0a3cdfu, 0x3d0a3bbau, 0x3ceebbdcu, 0x3c81bbafu, 0x3bf1bb30u, 0x3b50baa2u},
 };
 
-/* forward; |x| <= 4.70035, the identity from x >= 10.75; worst weighted fit error 7.94e-10; rho 0.008 */
+/* forward; |x| <= 4.70035; worst weighted fit error 7.94e-10; rho 0.008 */
 static const gx_lut8 gx_lut8_quick = {
-    0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.5800000000000p+3f, 0x1.987ae00000000p+0f, 0x0.0p+0f,
+    0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, INFINITY, 0x1.987ae00000000p+0f, 0x0.0p+0f,
     {
         {0x0.0p+0f, 0x1.e119ee0000000p-12f, -0x1.21e3ba0000000p-14f, -0x1.0aa1360000000p-13f, -0x1.a27e240000000p-14f, -0x1.5891cc0000000p-15f, -0x1.0589e40000000p-16f, -0x1.aa4c640000000p-20f},
         {-0x1.a3ea1e0000000p-36f, -0x1.9062060000000p-11f, 0x1.a87b640000000p-9f, 0x1.8ded700000000p-9f, 0x1.013c380000000p-9f, 0x1.a2fcd80000000p-11f, 0x1.61f9c00000000p-12f, 0x1.1402940000000p-13f},
@@ -128,9 +128,9 @@ static const gx_lut8 gx_lut8_quick = {
     {0xbedc3d33u, 0xbea53e0fu, 0xbe253ddau, 0xbd863d49u, 0xbcc23c9au, 0xbc083bd9u, 0xbb3d3b18u, 0xba863a57u},
 };
 
-/* derivative; |x| <= 4.70035, the identity from x >= 12.5; worst weighted fit error 6.85e-09; rho 0.062 */
+/* derivative; |x| <= 4.70035; worst weighted fit error 6.85e-09; rho 0.062 */
 static const gx_lut8 gx_lut8_quick_grad = {
-    0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.9000000000000p+3f, 0x1.987ae00000000p+0f, 0x0.0p+0f,
+    0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, 0x1.2cd2940000000p+2f, INFINITY, 0x1.987ae00000000p+0f, 0x0.0p+0f,
     {
         {-0x1.2bf63a0000000p-34f, -0x1.20c3440000000p-12f, -0x1.8491460000000p-17f, -0x1.44a5580000000p-15f, 0x1.786d7e0000000p-18f, -0x1.0327900000000p-19f, 0x1.35ce080000000p-15f, 0x1.80293e0000000p-17f},
         {0x1.0937520000000p-6f, 0x1.40a18e0000000p-10f, 0x1.6a1a040000000p-7f, 0x1.ac9d380000000p-9f, 0x1.de12bc0000000p-13f, -0x1.7959280000000p-12f, -0x1.0c28a00000000p-12f, -0x1.9bb5e20000000p-14f},
