@@ -133,12 +133,12 @@ def build_flags(plat=None, machine=None, env=None, compiler=None):
     return compile_args, link_args, define_macros
 
 
-# The ISA units (src/isa/<name>.c, one per row of src/dispatch/gx_isas.h) and the
+# The ISA units (src/isa/<name>.c, one per row of src/gx_isas.h) and the
 # flags each takes beyond build_flags: the features of its row's TARGET column,
 # read from the header (the one place they are written), on x86-64 only; a
 # unit of another architecture compiles to nothing there, with no flag.
 ISA_UNITS = ("baseline", "avx2", "avx512", "neon")
-ISA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "dispatch", "gx_isas.h")
+ISA_HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "gx_isas.h")
 
 
 def isa_targets(header=ISA_HEADER):
@@ -189,7 +189,9 @@ def kernel_sources():
     """The C sources of gelu_ext._ufuncs besides the Cython module: the ISA
     units (compiled each with isa_flags), then the rest (build_flags only).
     bench/aarch64.sh and bench/windows.sh build the kernels from this list."""
-    return [f"src/isa/{u}.c" for u in ISA_UNITS] + ["src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c"]
+    return [f"src/isa/{u}.c" for u in ISA_UNITS] + [
+        "src/kernels/gx_half.c", "src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c",
+        "src/testing/gx_twins.c"]
 
 
 TORCH_EXT = "gelu_ext.torch._C"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The kernels on aarch64, checked bit for bit against this x86-64 build
-# without an ARM machine (issue 24): the kernel sources (setup.py's
-# kernel_sources: the ISA units, gx_dispatch.c, gx_pool.c, gx_soft_fma.c)
+# without an ARM machine: the kernel sources (setup.py's
+# kernel_sources: the ISA units, gx_half.c, gx_dispatch.c, gx_pool.c,
+# gx_soft_fma.c, gx_twins.c)
 # cross-compiled with the flags setup.py passes on aarch64 (build_flags,
 # isa_flags), and bench/bits_harness.c run natively on every x86 path and
 # under qemu-user.
@@ -21,7 +22,7 @@
 # with GCC, Apple clang's with clang for aarch64 where there is one), and
 # fail on any warning; (3) count fmla and tbl in the NEON path's float32
 # table loops and fail if either is 0 (the loops went scalar); (4) build the
-# harness natively and for aarch64, run it on every path of src/dispatch/gx_isas.h
+# harness natively and for aarch64, run it on every path of src/gx_isas.h
 # (bits_harness isas) natively and under qemu-aarch64, and compare, one
 # table per float32 table scheme (32 pieces: x86 baseline, avx512, aarch64
 # baseline; 8 pieces: x86 avx2, aarch64 neon): one line per op x dtype, one
@@ -132,7 +133,7 @@ x86_objs="$(compile_kernels "$work/x86" linux x86_64 gcc "$CC" $host_flags -Isrc
 "$CROSS" $linux_flags -Isrc bench/bits_harness.c "$work"/linux/*.o -lm -o "$work/bits_arm"
 qrun() { nice "$QEMU" -L "$SYSROOT" "$work/bits_arm" "$@"; }
 
-# Every path of src/dispatch/gx_isas.h this CPU runs (bits_harness isas: name and
+# Every path of src/gx_isas.h this CPU runs (bits_harness isas: name and
 # float32 table scheme).  Paths of one scheme must agree bit for bit; the
 # 32- and 8-piece tables differ in last bits (gx_lut8.h).  So each scheme
 # has its own table: every path against the first x86 path of the scheme

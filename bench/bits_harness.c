@@ -56,7 +56,8 @@
  * Second inputs (g, up, b) come from their own seeds; b is mostly small
  * (uniform +-2) so that x + b stays where x was.
  */
-#include "dispatch/gx_kernels.h"
+#include "dispatch/gx_api.h"
+#include "kernels/gx_half.h"
 #include "runtime/gx_pool.h"
 #include "math/gx_soft_fma.h"
 

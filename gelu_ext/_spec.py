@@ -26,7 +26,7 @@ Design:
                    with the TorchScript routing and the ONNX registrations.
 * What is not data stays code, once per op: the formula in C
   (``src/math/gx_math.h``) and its float64 twin (``gelu_ext/testing.py``),
-  its kernel (``src/kernels/gx_k_instances.h``), and its formulas in torch's
+  its kernel (``src/kernels/gx_k_ops.h``), and its formulas in torch's
   and ONNX's terms (``gelu_ext/torch/_forms.py``: torch's own form, the
   second derivative, the ONNX graph), each table keyed by the names here.
 * Adding an op: those, its entries here and its own tests; then
@@ -55,7 +55,7 @@ class Op(NamedTuple):
     inputs: tuple               # input names: x (, g) (, b); gate, up (, g)
     base: str                   # the op whose formula this one runs (itself if plain)
     doc: str                    # the ufunc's docstring (NumPy prepends the signature)
-    kernel: str = ""            # kernel name in gx_k_instances.h ("" = name)
+    kernel: str = ""            # kernel name in gx_k_ops.h ("" = name)
     grad: Optional[str] = None  # the ufunc of its derivative (plain forward ops)
     thin: Optional[str] = None  # a derivative's thin public function's docstring
     alias: Optional[str] = None  # a second public name (the 0.1.0 name)

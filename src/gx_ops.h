@@ -2,7 +2,7 @@
  * gx_ops.h -- the C side of the op table.  Its rows (gx_ops_table.h) are
  * generated from the op spec, gelu_ext/_spec.py, by src/tables/gen_ops.py;
  * everything else derives from them:
- * the enum below (gx_kernels.h), the input counts and dispatch tables
+ * the enum below (gx_api.h hands it to Python), the input counts and dispatch tables
  * (gx_dispatch.c), the ufuncs registered at import and their float16 mapping
  * (src/python/_ufuncs.pyx loops over gx_nops()), the fused-bias row path and the
  * Python API (gelu_ext/_api.py reads gelu_ext._ufuncs.OPS).
@@ -12,7 +12,7 @@
  *   NAME    public ufunc name; derivatives end in "_grad" (the ReLU and
  *           GELU ones are also "..._backward", their names in release
  *           0.1.0: gelu_ext/__init__.py)
- *   KERNEL  kernel name in gx_k_instances.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
+ *   KERNEL  kernel name in gx_k_ops.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
  *   NIN     inputs: x, then g for a derivative, then b for a fused bias;
  *           (gate, up) for a gated op, (gate, up, g) for its gate gradient
  *   KIND    GX_PLAIN, GX_BIAS, GX_GATE or GX_DGATE (below): how the inputs
@@ -20,7 +20,7 @@
  *   BASE    the op whose formula this one runs (ID itself if GX_PLAIN)
  *   DOC     the ufunc's docstring (NumPy prepends the signature)
  *
- * Adding an op: its formula in gx_math.h, its kernel in gx_k_instances.h,
+ * Adding an op: its formula in gx_math.h, its kernel in gx_k_ops.h,
  * its entry in gelu_ext/_spec.py, its tests (see README, "Adding an op").
  * Rows may be appended or reordered freely: nothing depends on an op's number.
  */

@@ -157,7 +157,7 @@ def test_every_isa_path_of_this_build_has_its_peer_settings():
 _EXTRA_PATH = """
 import json
 from gelu_ext import _ufuncs
-_ufuncs.ISA_NAMES += ("future_isa",)       # a row added to src/dispatch/gx_isas.h alone
+_ufuncs.ISA_NAMES += ("future_isa",)       # a row added to src/gx_isas.h alone
 try:
     from gelu_ext.jobs import bench
 except RuntimeError as e:

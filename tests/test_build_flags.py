@@ -146,7 +146,7 @@ def test_isa_units_take_their_flags_on_their_architecture_only(case):
 
 def test_isa_unit_flags_are_the_rows_targets():
     """setup.py reads each unit's -m flags from the TARGET column of its row
-    in src/dispatch/gx_isas.h: its parse gives what the compiled table
+    in src/gx_isas.h: its parse gives what the compiled table
     reports (gelu_ext.show_config), for this build's rows."""
     from gelu_ext import _ufuncs
     import platform

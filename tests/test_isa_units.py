@@ -85,7 +85,7 @@ def test_no_avx_instruction_runs_on_a_cpu_without_avx(tmp_path):
 
 def test_units_export_one_name_each():
     """The only global symbols of the kernels are gx_k_unit_<isa>, one per
-    row of src/dispatch/gx_isas.h, and the public functions of gx_dispatch.c (gx_*):
+    row of src/gx_isas.h, and the public functions of gx_dispatch.c (gx_*):
     nothing else a unit defines can bind a caller to the wrong ISA's copy."""
     nm = shutil.which("nm")
     if nm is None:

@@ -3,7 +3,7 @@ src/math/gx_math.h (and on the intrinsics of src/kernels/gx_loop_f32.h and src/s
 GCC fall back to scalar code, every result is still right and nothing else
 would notice.  This reads the compiled extension back with objdump and counts,
 per kernel function and ISA path, the instructions on that path's vector
-registers (the VREG column of src/dispatch/gx_isas.h, a regular expression: ymm for
+registers (the VREG column of src/gx_isas.h, a regular expression: ymm for
 AVX2, zmm for AVX-512, v0.4s for NEON).
 A row compiled with the build's own flags (no target of its own: NEON on
 aarch64, like its baseline) may have kernels identical to the baseline's,
@@ -32,7 +32,7 @@ FORMULAS = {
     "relu_f32": 2, "relu_f64": 2, "relu_grad_f32": 2, "relu_grad_f64": 2,
     "h2f": 2, "f2h": 2, "b2f": 2, "f2b": 2,
 }
-# the vector paths of src/dispatch/gx_isas.h and the registers objdump shows for them
+# the vector paths of src/gx_isas.h and the registers objdump shows for them
 REGISTER = {name: vreg for name, (_, _, vreg) in _ufuncs._isa_table().items() if vreg}
 BASELINE = _ufuncs.ISA_NAMES[0]
 # rows whose kernels may be folded into the baseline's (no target flags of their own)
@@ -49,7 +49,7 @@ def disassembly():
     if objdump is None:
         pytest.skip("objdump not installed")
     if not REGISTER:
-        pytest.skip("this build has no vector path (src/dispatch/gx_isas.h)")
+        pytest.skip("this build has no vector path (src/gx_isas.h)")
     out = subprocess.run([objdump, "-d", "--no-show-raw-insn", _ufuncs.__file__],
                          capture_output=True, text=True, check=True).stdout
     counts = Counter()

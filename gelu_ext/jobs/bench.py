@@ -7,7 +7,7 @@ Design:
   and each peer (PyTorch, JAX, ONNX Runtime, oneMKL VM) compute it, so benchmarking a
   new op is one row.  ``make_inputs`` builds a cell's arrays and
   ``prepare(impl, op, inputs)`` returns the zero-argument call that is timed.  ``bench/test_bench_ops.py`` (the
-  pytest-benchmark suite) and ``bench/ratios.py`` (issue 3's criteria) import
+  pytest-benchmark suite) and ``bench/ratios.py`` (the speed and memory criteria) import
   these, so the same words in two reports mean the same call.
 * Peers are optional and never dependencies: each is imported when first
   asked for; a missing one is named once and its columns read "-".
@@ -67,7 +67,7 @@ class Op(NamedTuple):
     * ``ort``: the ONNX Runtime node, ``(op_type, domain)``, or why there is none;
     * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None;
     * ``mkl``: the oneMKL VM function that, times x, is the op (the accurate
-      peer of issue 40, ``gelu_ext.jobs._mkl``), or None.
+      peer, ``gelu_ext.jobs._mkl``), or None.
     """
     key: str             # the op's name in the op table (src/gx_ops.h)
     title: str
@@ -93,7 +93,7 @@ class Op(NamedTuple):
         return 1 + sum(k != "b" for k in self.inputs)
 
 
-# The Transformer FFN width of issue 5's fused-bias measurement (BERT-base
+# The Transformer FFN width of the fused-bias measurement (BERT-base
 # intermediate size 3072 / 2): shape (n/1536, 1536), bias (1536,).
 BIAS_FEATURES = 1536
 # Without SciPy the exact-GELU baseline is np.vectorize(math.erf): about a
@@ -449,7 +449,7 @@ def _load_torch():
 # name: PyTorch's ATEN_CPU_CAPABILITY (torch.backends.cpu.get_cpu_capability()
 # reads it back in capitals) and XLA's --xla_cpu_max_isa (XLA has nothing
 # below SSE4_2).  ONNX Runtime has no such switch: it always runs the CPU's best.
-# One table per architecture, keyed by its paths (src/dispatch/gx_isas.h's rows):
+# One table per architecture, keyed by its paths (src/gx_isas.h's rows):
 # on aarch64 PyTorch's DEFAULT capability is its NEON build (it has no level
 # below) and no XLA cap is set (None), so the baseline row holds ours alone.
 # Any other architecture builds the baseline alone, and its peers take no cap.
@@ -796,7 +796,7 @@ def accuracy(op, dtype, impls, *, n32=1 << 14, n64=64, seed=1, threads=None):
     Returns {impl: {region: Accuracy or Unavailable}}.  float32 uses ``n32``
     points per region against the float64 twin, float64 ``n64`` points against
     mpmath.  Gradients are called with grad = 1 (the derivative itself) and
-    their error is in ULPs of max(|Phi|, |x phi|) (issue 5's bound)."""
+    their error is in ULPs of max(|Phi|, |x phi|)."""
     op = OPS[op] if isinstance(op, str) else op
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(seed)
@@ -1009,7 +1009,7 @@ def collect(ops, dtypes, sizes, peers, threads, quick, title):
                 skipped[(dt, okey, impl)] = str(e)
         with _common.PoolWatch() as pool:
             tm = measure(calls, **tcfg)
-        if pool.note:             # our column timed partly serial calls (issue 29)
+        if pool.note:             # our column timed partly serial calls
             backoffs.append(f"{dt} {op.title} {_size_label(n)}: {pool.note}")
         for impl, t in tm.items():
             results.append({"dtype": dt, "op": okey, "n": d["n"], "size": n, "impl": impl, "threads": threads,

@@ -21,7 +21,7 @@ extern "C" {
 /* Bump when a field changes meaning; a caller checks it before use. */
 #define GX_CAPI_VERSION 2
 
-/* A contiguous kernel (gx_kernel in gx_kernels.h): in[k] points at n
+/* A contiguous kernel (gx_kernel in gx_base.h): in[k] points at n
  * elements of input k, out at n outputs; single-threaded, any alignment.
  * op is the op it runs (the table's op(loop_code)): a 16-bit kernel serves
  * every op and reads it. */

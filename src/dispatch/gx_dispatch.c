@@ -12,7 +12,7 @@
  *   gx_loop_f64.h       the float64-lane table loop
  *   gx_k_forms.h        elementwise, fused-bias, gated and streaming drivers
  *   gx_k_split.h        the split drivers (table where it covers, else the formula)
- *   gx_k_instances.h    each op's float32 and float64 kernel
+ *   gx_k_ops.h          each op's float32 and float64 kernel
  *   gx_k_16bit.h        the float16 and bfloat16 kernels (the 16-bit pipeline)
  *
  * Design:
@@ -26,23 +26,19 @@
  *   pieces), of the AVX2 and NEON paths those of gx_lut8.h (8 pieces, one
  *   vpermps or tbl per coefficient); everything else is the same on every
  *   path.  The tests
- *   check each path against its twin (gx_twin8 for the 8-piece one) and the
+ *   check each path against its twin (gx_twin8, src/testing/, for the 8-piece
+ *   one) and the
  *   reference (GELU_EXT_ISA / gelu_ext._set_isa).
  * - Threads take fixed-size chunks of the array (whole rows for the fused-bias
  *   row driver) from a shared counter; every element is computed by the same
  *   kernel code whichever thread takes its chunk, so the result does not
  *   depend on the thread count or on the schedule.
  */
-#include "gx_kernels.h"
+#include "gx_api.h"
 #include "gx_capi.h"
-#include "math/gx_math.h"
-#include "math/gx_lut.h"
-#include "math/gx_lut64.h"
-#include "math/gx_lut8.h"
 #include "runtime/gx_pool.h"
 #include "runtime/gx_tls.h"
-#include "runtime/gx_atomic.h"
-#include "kernels/gx_kdefs.h"
+#include "kernels/gx_unit_table.h"
 
 #include <fenv.h>
 #include <stdlib.h>
@@ -71,41 +67,6 @@ const char *gx_isa_vreg(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_vreg_tab
 int gx_isa_level(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_level_table[isa] : -1; }
 int gx_isa_cpu(int isa) { return GX_ISA_IN_TABLE(isa) && gx_isa_cpu_table[isa](); }
 int gx_isa_f32_pieces(int isa) { return GX_ISA_IN_TABLE(isa) ? gx_isa_unit_table[isa]->f32_pieces : 0; }
-
-void gx_lut16_plain(const uint16_t *T, const uint16_t *x, uint16_t *o, gx_intp n)
-{
-    for (gx_intp j = 0; j < n; j++) o[j] = T[x[j]];
-}
-
-/* The scalar twins of the 8-piece tables over an array (gx_lut8.h): what the
- * float32 table loop of `kernel` computes on a path with those tables, and
- * whether the table covers each x (else the general formula takes it).  For
- * the tests: the vector loops must give these bits. */
-/* G: what the row's loop computes (GX_F32_SPLITS): 0 the forward formula,
- * 1 the derivative times g, 2 the forward formula times up */
-#define GX_TWIN8_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
-    { #KERNEL, &TAB8, (GATE) ? 2 : (NIN) - 1 },
-static const struct { const char *kernel; const gx_lut8 *tab; int g; } gx_twin8_rows[] = {
-    GX_F32_SPLITS(GX_TWIN8_ROW)
-};
-#undef GX_TWIN8_ROW
-int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
-             unsigned char *ok, gx_intp n)
-{
-    for (size_t r = 0; r < sizeof gx_twin8_rows / sizeof gx_twin8_rows[0]; r++) {
-        if (strcmp(kernel, gx_twin8_rows[r].kernel) != 0)
-            continue;
-        const gx_lut8 *T = gx_twin8_rows[r].tab;
-        const int G = gx_twin8_rows[r].g;
-        for (gx_intp i = 0; i < n; i++) {
-            out[i] = G == 1 ? gx_lut8_grad(T, x[i], g[i])
-                   : (G == 2 ? gx_lut8_fwd(T, x[i]) * g[i] : gx_lut8_fwd(T, x[i]));
-            ok[i] = (unsigned char)gx_lut8_ok(T, x[i]);
-        }
-        return G != 0;
-    }
-    return -1;
-}
 
 /* The columns of gx_ops.h as arrays indexed by op. */
 #define GX_NIN_ROW(ID, NAME, KERNEL, NIN, KIND, BASE, DOC) [ID] = NIN,
@@ -169,7 +130,7 @@ int gx_best_isa(void)
     return best;
 }
 
-/* The loop choices (gx_choices, gx_kdefs.h) and every row's dispatch table
+/* The loop choices (gx_choices, gx_unit_table.h) and every row's dispatch table
  * filled for them; gx_init_tables sets them from the CPU.  Measured, 1
  * thread, 2^20 elements.  plain_loads (CPUID vendor AMD): AMD EPYC Zen 5,
  * ReLU float32/float64 against np.copyto 0.94-1.00 in the plain loop,
@@ -384,46 +345,3 @@ static ptrdiff_t gx_capi_threshold(ptrdiff_t code)
 const gx_capi gx_capi_table = {
     GX_CAPI_VERSION, gx_capi_kernel_for, gx_capi_op, gx_capi_nin, gx_capi_itemsize, gx_capi_threshold,
 };
-
-/* ------------------------------------------------------------- float16 -- */
-
-float gx_half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
-    float f;
-    if (e == 0) {                       /* zero or subnormal: m * 2^-24, exact */
-        f = ldexpf((float)m, -24);
-        return sign ? -f : f;
-    }
-    if (e == 31)
-        bits = sign | 0x7f800000u | (m << 13);
-    else
-        bits = sign | ((e + 112u) << 23) | (m << 13);
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-uint16_t gx_float_to_half(float f)
-{
-    uint32_t x, ax, sign;
-    memcpy(&x, &f, sizeof x);
-    sign = (x >> 16) & 0x8000u;
-    ax = x & 0x7fffffffu;
-    if (ax > 0x7f800000u)                   /* NaN: keep it quiet and payload-ish */
-        return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-    if (ax >= 0x477ff000u)                  /* >= 65520 rounds to inf (ties to even) */
-        return (uint16_t)(sign | 0x7c00u);
-    if (ax < 0x38800000u) {                 /* below 2^-14: subnormal half or zero */
-        float a;
-        memcpy(&a, &ax, sizeof a);
-        /* a * 2^24 is exact; nearbyintf rounds half to even */
-        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f));
-    }
-    {
-        uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu);
-        uint32_t rem = ax & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;  /* carry is right */
-        return (uint16_t)(sign | h);
-    }
-}

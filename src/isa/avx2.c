@@ -5,7 +5,7 @@
  * Its kernels are gx_k_<name>_avx2: gx_k_lut_fwd_avx2 (exact GELU's table
  * loop, gx_loop_f32.h), gx_k_gelu_erf_f32_avx2 (its split kernel),
  * gx_k_lut64_fwd_avx2 (the float64 one, gx_loop_f64.h), ...;
- * the unit exports them as one table, gx_k_unit_avx2 (gx_kdefs.h), from
+ * the unit exports them as one table, gx_k_unit_avx2 (gx_unit_table.h), from
  * which gx_dispatch.c fills the dispatch tables.  Empty on other architectures.
  */
 #define GX_ISA avx2

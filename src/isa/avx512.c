@@ -5,7 +5,7 @@
  * (gx_isas.h).  Its kernels are gx_k_<name>_avx512: gx_k_lut_fwd_avx512
  * (exact GELU's table loop, gx_loop_f32.h), gx_k_lut_grad_bf16_insn_avx512 (the
  * bfloat16 gradient stored by AVX512-BF16), ...; the unit exports them as
- * one table, gx_k_unit_avx512 (gx_kdefs.h), from which gx_dispatch.c fills
+ * one table, gx_k_unit_avx512 (gx_unit_table.h), from which gx_dispatch.c fills
  * the dispatch tables.  Empty on other architectures.
  */
 #define GX_ISA avx512

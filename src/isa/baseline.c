@@ -4,8 +4,8 @@
  * architecture has it; GELU_EXT_ISA=baseline runs it on any CPU.
  * Its kernels are gx_k_<name>_baseline: gx_k_lut_fwd_baseline (exact GELU's
  * table loop, gx_loop_f32.h), gx_k_gelu_erf_f32_baseline (its split
- * kernel, gx_k_instances.h), ...; the unit exports them as one table,
- * gx_k_unit_baseline (gx_kdefs.h), from which gx_dispatch.c fills the
+ * kernel, gx_k_ops.h), ...; the unit exports them as one table,
+ * gx_k_unit_baseline (gx_unit_table.h), from which gx_dispatch.c fills the
  * dispatch tables.
  */
 #define GX_ISA baseline

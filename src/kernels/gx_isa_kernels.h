@@ -2,13 +2,13 @@
  * gx_isa_kernels.h -- the kernels of one ISA unit (src/isa/<name>.c, which
  * defines GX_ISA and includes gx_isa_unit.h and its primitives header
  * first), gathered in the unit's one exported name, the data table
- * gx_k_unit_<isa> (gx_kdefs.h), from which gx_dispatch.c fills the dispatch
+ * gx_k_unit_<isa> (gx_unit_table.h), from which gx_dispatch.c fills the dispatch
  * tables.
  */
 #ifndef GX_ISA
 #error "src/kernels/gx_isa_kernels.h is not standalone: an ISA unit (src/isa/<name>.c) includes it"
 #endif
-/* The unit's loop choices (gx_kdefs.h): written by gx_fill before any of
+/* The unit's loop choices (gx_unit_table.h): written by gx_fill before any of
  * its kernels runs, read by them per call. */
 static gx_choices GX_FN(choices);
 
@@ -16,10 +16,10 @@ static gx_choices GX_FN(choices);
 #include "gx_loop_f64.h"        /* the float64-lane table loop */
 #include "gx_k_forms.h"         /* elementwise, fused and streaming loop drivers */
 #include "gx_k_split.h"         /* the split drivers */
-#include "gx_k_instances.h"     /* each op's float32 and float64 kernels */
+#include "gx_k_ops.h"           /* each op's float32 and float64 kernels */
 #include "gx_k_16bit.h"         /* the float16 and bfloat16 kernels */
 
-/* The unit's kernels, the one name it exports (gx_kdefs.h, gx_isa_unit):
+/* The unit's kernels, the one name it exports (gx_unit_table.h, gx_isa_unit):
  * data only, so no code of the unit runs before gx_dispatch.c has checked
  * that the CPU has its ISA (the dispatch tables are filled there, by
  * gx_fill, compiled with the build's own flags).  One row per row of

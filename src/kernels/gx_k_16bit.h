@@ -8,8 +8,8 @@
  * widened (exact), computed, and rounded back once (one block driver for
  * both types; what differs is the conversion pair, gx_half16).
  * float16: one instruction per vector where the ISA has it (GX_VEC16) and the
- * scalar round-to-nearest-even functions of gx_dispatch.c elsewhere.
- * bfloat16: plain integer loops (gx_kernels.h) that GCC vectorises for each
+ * scalar round-to-nearest-even functions of gx_half.h elsewhere.
+ * bfloat16: plain integer loops (gx_half.h) that GCC vectorises for each
  * path.  The same bits on every path either way.  The fused-bias forms round
  * x + b to the 16-bit type first, so they give the bits of the unfused op on
  * the 16-bit sum (float32 holds 24 bits, >= 2p + 2 for p = 11 and 8, so
@@ -17,7 +17,7 @@
  * sum: no double-rounding error).
  *
  * Two shortcuts give the same bits faster:
- * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_kdefs.h) run their
+ * - the plain ops marked ONE16 in GX_F32_SPLITS (gx_split_rows.h) run their
  *   table loop on the 16-bit data itself (gx_split16, one pass): the
  *   derivatives always, forward SiLU with the plain_loads choice, and
  *   forward GELU on float16 with it on AVX-512 (ONE16 F16);
@@ -25,16 +25,21 @@
  *   (table16, 128 KiB): with gathers where the ISA has GX_HAVE_GATHER16,
  *   one load per element elsewhere and with the plain_loads choice (AMD Zen
  *   5's gathers are slow: 2.9 against 4.2 Gelem/s).
- * The CPU-dependent choices (gx_choices, gx_kdefs.h) are the unit's
+ * The CPU-dependent choices (gx_choices, gx_unit_table.h) are the unit's
  * GX_FN(choices), which gx_fill (gx_dispatch.c) sets; the pipeline reads
  * them per call.
  */
 #ifndef GX_ISA
 #error "src/kernels/gx_k_16bit.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
+#include "gx_half.h"
+
 #ifndef GX_HALF_B
 #define GX_HALF_B 2048
 #endif
+/* A 16-bit type's conversions: widen, exact; narrow, round to nearest even. */
+typedef void (*gx_widen_fn)(const uint16_t *, float *, int);
+typedef void (*gx_narrow_fn)(const float *, uint16_t *, int);
 static GX_NOINLINE void GX_FN(h2f)(const uint16_t *h, float *f, int n)
 {
     int j = 0;
@@ -204,7 +209,7 @@ static GX_NOINLINE void GX_FN(lut16)(const uint16_t *T, const uint16_t *x, uint1
     gx_intp j = 0;
 #ifdef GX_HAVE_GATHER16
     if (!gather) {
-        /* gx_dispatch.c's loop, built without the ISA's flags (here GCC
+        /* gx_half.c's loop, built without the ISA's flags (here GCC
          * would vectorise it into gathers) */
         gx_lut16_plain(T, x, o, n);
         return;

@@ -16,7 +16,7 @@
  * GX_INLINE function is inlined): one loop per kernel, vectorised as a loop
  * written out by hand would be, and a debugger steps through the driver.
  * A kernel is then one line naming its driver and its element function
- * (gx_k_instances.h).
+ * (gx_k_ops.h).
  */
 #ifndef GX_ISA
 #error "src/kernels/gx_k_forms.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
@@ -63,7 +63,7 @@ GX_INLINE void gx_binary_f64(const void *const *in, void *out, gx_intp n, gx_el2
  * block of GX_RELU_B elements at a time, the lines GX_PF_BYTES ahead of the
  * block prefetched first, then the block's vector loop; smaller ones (in
  * cache, where the blocks cost 5-10%) in one plain loop.  blocks = 0 (the
- * plain_loads choice, gx_kdefs.h: a CPU whose hardware prefetcher keeps
+ * plain_loads choice, gx_unit_table.h: a CPU whose hardware prefetcher keeps
  * up) takes the plain loop at every size.  nin inputs: x, and v = in[1] for
  * f2. */
 #ifndef GX_RELU_B

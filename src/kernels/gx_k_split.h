@@ -28,7 +28,7 @@
  * inputs are copied first; the ufunc loop never passes partially
  * overlapping arrays (_ufuncs.pyx, _overlap: it runs those element by element).
  * nin = 2: a derivative kernel, g = in[1] travels with x.  The block and
- * why it is that size: gx_kdefs.h. */
+ * why it is that size: gx_base.h. */
 /* Packing, with the ISA's GX_FN(pack_idx) where its header has one
  * (GX_HAVE_PACK_IDX: AVX-512), else bit by bit: the first GX_PACK_U set
  * bits of each mask word are taken without a branch (a step past the last
@@ -184,8 +184,8 @@ typedef int (*gx_lut_u16)(const gx_f32_table *, const uint16_t *, const uint16_t
 typedef void (*gx_full_fn_f32)(const float *, const float *, float *, int);
 typedef void (*gx_full_fn_f64)(const double *, const double *, double *, int);
 
-/* One row of GX_F32_SPLITS (gx_kdefs.h) as data: what a float32 split
- * kernel and its 16-bit one-pass kernels run.  gx_k_instances.h holds the
+/* One row of GX_F32_SPLITS (gx_split_rows.h) as data: what a float32 split
+ * kernel and its 16-bit one-pass kernels run.  gx_k_ops.h holds the
  * rows (GX_FN(split_rows), by op); each kernel passes its own row, a
  * constant, so the compiler reads the row's fields at compile time. */
 typedef struct {
@@ -318,7 +318,7 @@ GX_INLINE void gx_split_f64(const void *const *in, void *out_, gx_intp n, gx_lut
 
 /* The general formula over an array: o[j] = f(x[j]) rounded to the type,
  * or for a derivative d(x[j]) * g[j] in double, rounded once.  Each op's
- * own never-inlined function calls it (gx_k_instances.h, <name>_f32_full),
+ * own never-inlined function calls it (gx_k_ops.h, <name>_f32_full),
  * so the formula gets the registers to itself (inlined into the split
  * driver, its constants spill to the stack and its loop runs 20% slower). */
 GX_INLINE void gx_full_f32(const float *x, const float *g, float *o, int n, gx_el1_f32 f,

@@ -61,8 +61,8 @@
  *   vf_load_h(p), vf_load_b(p)    W float16 / bfloat16 values widened (exact)
  *   vf_store_h(p, v)      rounded to float16 (round to nearest even, as
  *                         gx_float_to_half)
- *   32-bit integer lanes, for the bfloat16 rounding (vf_store_b, below,
- *   gx_float_to_bfloat16's formula written once for every ISA):
+ *   32-bit integer lanes, for the bfloat16 rounding (vf_store_b,
+ *   simd/derived.h: gx_float_to_bfloat16's formula written once for every ISA):
  *   gx_vu, gx_vmu         the types: integer vector, its compare mask
  *   vf_bits(v)            v's bits; vu_set(c): c in every lane
  *   vu_add vu_and vu_or (a, b), vu_shr16(a): a >> 16 (logical)
@@ -81,7 +81,7 @@
  * AN ISA WITH TABLES OF ITS OWN adds a table scheme here: its registers
  * type and loader (gx_regs8 and gx_regs8_load below), its body (gx_body8),
  * a value of GX_F32_PIECES that selects them, and a column of GX_F32_SPLITS
- * (gx_kdefs.h) naming its tables.  The loop skeleton (gx_f32_loop: loads,
+ * (gx_split_rows.h) naming its tables.  The loop skeleton (gx_f32_loop: loads,
  * the padded tail, prefetch, the bits of the rejected elements, stores)
  * never names a table's layout.
  */
@@ -206,7 +206,7 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int si
 /* ------------------------------------ the unit's scheme: one of them -- */
 /* gx_f32_table: the table type the unit's float32 kernels read;
  * GX_F32_TABLE_OF(T32, T8): which of a split kernel's tables that is (the
- * TAB32 and TAB8 columns of GX_F32_SPLITS, gx_kdefs.h). */
+ * TAB32 and TAB8 columns of GX_F32_SPLITS, gx_split_rows.h). */
 #if GX_F32_PIECES == 8
 typedef gx_lut8 gx_f32_table;
 #define GX_F32_TABLE_OF(T32, T8) T8
@@ -233,17 +233,6 @@ GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int form, 
     return gx_body32(R, xv, gv, form, sigmoid, bm);
 }
 #endif
-
-/* gx_float_to_bfloat16 (gx_kernels.h) in integer lanes: round to nearest
- * even by adding 0x7fff + the kept part's lowest bit, NaN kept quiet with
- * its sign and top payload bits */
-GX_INLINE void vf_store_b(uint16_t *p, gx_vf v)
-{
-    const gx_vu u = vf_bits(v), hi = vu_shr16(u);
-    const gx_vu r = vu_shr16(vu_add(u, vu_add(vu_set(0x7fff), vu_and(hi, vu_set(1)))));
-    const gx_vmu nan = vu_gt(vu_and(u, vu_set(0x7fffffff)), vu_set(0x7f800000));
-    vu_store16(p, vu_sel(nan, vu_or(hi, vu_set(0x40)), r));
-}
 
 /* W elements of storage ST at p, widened to float lanes, and back */
 GX_INLINE gx_vf gx_vf_in(const void *p, int st)
@@ -380,7 +369,7 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_,
 
 /* ---------------------------------------------------------- the kernels -- */
 /* gx_k_<name>_<isa>, one per table loop (the LOOP column of GX_F32_SPLITS,
- * gx_kdefs.h): T's formula over n float32 elements, the split driver's
+ * gx_split_rows.h): T's formula over n float32 elements, the split driver's
  * first pass (gx_k_split.h).  lut: the GELU tables (exact, tanh); sig:
  * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: form above. */
 static GX_NOINLINE int GX_FN(lut_fwd)(const gx_f32_table *T, const float *x, const float *g, float *o,

@@ -111,7 +111,7 @@ typedef struct {
 
 #include "tables/gx_lut_tables.h"
 
-/* Which kernel reads which table: GX_F32_SPLITS (gx_kdefs.h). */
+/* Which kernel reads which table: GX_F32_SPLITS (gx_split_rows.h). */
 
 /* The elements table T covers (NaN fails the test): |x| <= x, or for the
  * forward GELU tables, whose last piece serves the positive side up to

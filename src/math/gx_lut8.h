@@ -71,7 +71,7 @@ typedef struct {
 #include "tables/gx_lut8_tables.h"
 
 /* Which kernel reads which table on a path with 8-piece tables: the TAB8
- * column of GX_F32_SPLITS (gx_kdefs.h); float64 keeps its tables (gx_lut64.h). */
+ * column of GX_F32_SPLITS (gx_split_rows.h); float64 keeps its tables (gx_lut64.h). */
 
 GX_INLINE int gx_lut8_ok(const gx_lut8 *T, float x) { return (x >= -T->x && x <= T->xp) || x >= T->xg; }
 

@@ -5,7 +5,7 @@
  * - Every function here is `static inline`, free of libm calls (other than
  *   fma/fabs, which are single instructions where the ISA has them) and free
  *   of real branches (only ternary selects), so the array kernels in
- *   gx_k_instances.h, compiled once per instruction set, inline it and the
+ *   gx_k_ops.h, compiled once per instruction set, inline it and the
  *   compiler vectorises the loop.  The exponential and the normal tail are
  *   therefore our own polynomials (coefficients from src/tables/fit_gx.py).
  * - Built with -ffp-contract=off: no a*b+c is silently fused, so every ISA

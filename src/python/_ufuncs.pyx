@@ -66,7 +66,7 @@ cdef extern from "runtime/gx_pool_probe.h" nogil:
     long gx_probe_held()
     void gx_probe_release()
 
-cdef extern from "dispatch/gx_kernels.h" nogil:
+cdef extern from "dispatch/gx_api.h" nogil:
     ctypedef Py_ssize_t gx_intp
     enum: GX_NOPS
     int GX_F32, GX_F64, GX_F16, GX_BF16
@@ -83,8 +83,6 @@ cdef extern from "dispatch/gx_kernels.h" nogil:
     const char *gx_isa_vreg(int isa)
     int gx_isa_level(int isa)
     int gx_isa_f32_pieces(int isa)
-    int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
-                 unsigned char *ok, gx_intp n)
     int gx_best_isa()
     int gx_get_isa()
     int gx_set_isa(int isa)
@@ -105,6 +103,10 @@ cdef extern from "dispatch/gx_kernels.h" nogil:
     void gx_apply(int op, int dt, const void **inp, void *out, gx_intp n)
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
                             gx_intp rows, gx_intp cols)
+
+cdef extern from "testing/gx_twins.h" nogil:
+    int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
+                 unsigned char *ok, gx_intp n)
 
 cdef extern from "dispatch/gx_capi.h" nogil:
     ctypedef struct gx_capi:
@@ -445,7 +447,7 @@ def _array_at(intptr_t address, tuple shape, tuple strides, cnp.dtype dtype, obj
 
 # ---------------------------------------------------------- configuration --
 
-# the rows of src/dispatch/gx_isas.h this build has, in order of preference
+# the rows of src/gx_isas.h this build has, in order of preference
 ISA_NAMES = tuple(gx_isa_name(i).decode() for i in range(gx_nisa()))
 
 
@@ -495,7 +497,7 @@ _gx_capi = PyCapsule_New(<void *>&gx_capi_table, b"gelu_ext._ufuncs._gx_capi", N
 
 def _isa_table():
     """name -> (level, GCC target flags, a regular expression for its vector
-    registers in objdump's output) for every row of src/dispatch/gx_isas.h this build
+    registers in objdump's output) for every row of src/gx_isas.h this build
     has."""
     return {ISA_NAMES[i]: (gx_isa_level(i), gx_isa_target(i).decode(), gx_isa_vreg(i).decode())
             for i in range(gx_nisa())}
@@ -539,7 +541,7 @@ def _best_isa():
 
 
 def _compiled_isas():
-    """The paths this build has: every row of src/dispatch/gx_isas.h for its architecture."""
+    """The paths this build has: every row of src/gx_isas.h for its architecture."""
     return ISA_NAMES
 
 
@@ -676,7 +678,7 @@ gx_get_isa()   # build the dispatch tables now, while the GIL is held
 # ------------------------------------------------ fast_gelu's common call --
 # gelu_ext.fast_gelu is this function: a Python-level def with keyword-only
 # parameters costs ~80 ns a call in CPython (the slow argument path), a
-# sixth of a 16-element call, which the issues hold to 1.5x np.tanh.  The
+# sixth of a 16-element call, which is to stay within 1.5x np.tanh's.  The
 # common case (a known approximate, no bias, no where) calls the ufunc from
 # here; every other case (a bias, a mask, a bad approximate) goes to gelu_ext._api's Python
 # function, which holds the documentation and the checks.

@@ -10,6 +10,10 @@
 #ifndef GX_ISA
 #error "src/simd/avx2.h is not standalone: src/isa/avx2.c includes it (GX_ISA)"
 #endif
+#include "gx_base.h"
+#include "math/gx_math.h"
+#include "math/gx_lut.h"
+#include "math/gx_lut64.h"
 #include <immintrin.h>
 
 #define GX_VEC 1
@@ -85,7 +89,7 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, derived.h) */
 typedef __m256i gx_vu;
 typedef __m256i gx_vmu;
 GX_INLINE gx_vu vf_bits(gx_vf v) { return _mm256_castps_si256(v); }
@@ -102,6 +106,7 @@ GX_INLINE void vu_store16(uint16_t *p, gx_vu v)         /* v <= 0xffff */
     const __m256i r = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08);
     _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(r));
 }
+#include "derived.h"         /* vf_store_b over the integer lanes above */
 
 /* ----------------------------------------------------- float64 lanes -- */
 #define GX_VD_W 4

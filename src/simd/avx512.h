@@ -10,6 +10,10 @@
 #ifndef GX_ISA
 #error "src/simd/avx512.h is not standalone: src/isa/avx512.c includes it (GX_ISA)"
 #endif
+#include "gx_base.h"
+#include "math/gx_math.h"
+#include "math/gx_lut.h"
+#include "math/gx_lut64.h"
 #include <immintrin.h>
 
 #define GX_VEC 1
@@ -80,7 +84,7 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     _mm256_storeu_si256((__m256i *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, derived.h) */
 typedef __m512i gx_vu;
 typedef __mmask16 gx_vmu;
 GX_INLINE gx_vu vf_bits(gx_vf v) { return _mm512_castps_si512(v); }
@@ -92,6 +96,7 @@ GX_INLINE gx_vu vu_shr16(gx_vu a) { return _mm512_srli_epi32(a, 16); }
 GX_INLINE gx_vmu vu_gt(gx_vu a, gx_vu b) { return _mm512_cmpgt_epu32_mask(a, b); }
 GX_INLINE gx_vu vu_sel(gx_vmu m, gx_vu a, gx_vu b) { return _mm512_mask_blend_epi32(m, b, a); }
 GX_INLINE void vu_store16(uint16_t *p, gx_vu v) { _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(v)); }
+#include "derived.h"         /* vf_store_b over the integer lanes above */
 /* vf_store_bn: the same bits with AVX512-BF16's vcvtneps2bf16, one
  * instruction for the nine above, in functions compiled with GX_BN_TARGET
  * and taken where the CPU has it (gx_dispatch.c, the bf16cvt loop choice).
@@ -104,7 +109,6 @@ GX_INLINE void vu_store16(uint16_t *p, gx_vu v) { _mm256_storeu_si256((__m256i *
 /* avx512bf16 on top of the unit's flags (GCC and clang add a function's
  * target to the command line's) */
 #define GX_BN_TARGET __attribute__((target("avx512bf16")))
-GX_INLINE void vf_store_b(uint16_t *p, gx_vf v);   /* gx_loop_f32.h */
 static inline GX_BN_TARGET void vf_store_bn(uint16_t *p, gx_vf v)
 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) {         /* +-subnormal */
@@ -171,7 +175,7 @@ GX_INLINE gx_vd vd_col(const gx_vd_rows *R, gx_vd_piece i, int k)
  * gather and put-back loops run whole vectors (a duplicate writes the same
  * value to the same place): no loop's trip count follows the element count.
  * The per-block costs are paid once per block, so the split's cost falls
- * with the block size (gx_kdefs.h, GX_SPLIT_B); the bit-by-bit packing of
+ * with the block size (gx_base.h, GX_SPLIT_B); the bit-by-bit packing of
  * the other paths (gx_k_split.h) pays per mask word.  Measured on AMD Zen 5,
  * exact GELU on 2 N(0, 1) data, per 1024 elements: the split added 66 ns to
  * the table loop's 175 with the bit-by-bit packing at 1024- or 4096-element

@@ -37,6 +37,10 @@
 #ifndef GX_ISA
 #error "src/simd/neon.h is not standalone: src/isa/neon.c includes it (GX_ISA)"
 #endif
+#include "gx_base.h"
+#include "math/gx_math.h"
+#include "math/gx_lut.h"
+#include "math/gx_lut64.h"
 #include <arm_neon.h>
 
 #define GX_VEC 1
@@ -173,7 +177,7 @@ GX_INLINE void vf_store_h(uint16_t *p, gx_vf v)
 {
     vst1q_u16(p, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(v.val[0]), v.val[1])));
 }
-/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, gx_loop_f32.h) */
+/* 32-bit integer lanes, for the bfloat16 rounding (vf_store_b, derived.h) */
 typedef uint32x4x2_t gx_vu;
 typedef uint32x4x2_t gx_vmu;
 GX_INLINE uint32x4_t gx_neon_shr16(uint32x4_t a) { return vshrq_n_u32(a, 16); }
@@ -201,6 +205,7 @@ GX_INLINE void vu_store16(uint16_t *p, gx_vu v)         /* v <= 0xffff */
 {
     vst1q_u16(p, vcombine_u16(vmovn_u32(v.val[0]), vmovn_u32(v.val[1])));
 }
+#include "derived.h"         /* vf_store_b over the integer lanes above */
 
 /* ----------------------------------------------------- float64 lanes -- */
 /* 2 double lanes.  A 16-entry double table is 128 bytes: a tbl would need

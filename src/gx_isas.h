@@ -1,7 +1,7 @@
 /*
  * gx_isas.h -- the one list of instruction sets.  Everything else derives
  * from it: the enum below, gx_best_isa and the dispatch tables
- * (gx_dispatch.c), the ISA units' exported names (gx_kdefs.h), the
+ * (gx_dispatch.c), the ISA units' exported names (gx_unit_table.h), the
  * names Python sees (gx_isa_name: _ufuncs.ISA_NAMES, GELU_EXT_ISA,
  * show_config) and the vectorisation guard (tests/test_vectorised.py reads
  * each row's register prefix).

@@ -1,19 +1,19 @@
 /*
- * gx_k_instances.h -- each op's float32 and float64 kernel, per ISA
+ * gx_k_ops.h -- each op's float32 and float64 kernel, per ISA
  * (included by gx_isa_kernels.h): a named function that calls a driver of
  * gx_k_forms.h or gx_k_split.h with its element function, table row or base
  * kernel.  The 16-bit kernels are gx_k_16bit.h's, one per type for every op.
  *
- * A kernel's signature is gx_kernel's (gx_kernels.h); op, the op being run,
+ * A kernel's signature is gx_kernel's (gx_base.h); op, the op being run,
  * is for the 16-bit pipeline and is not read here.  The full formulas'
  * g is read by the derivatives' only.
  */
 #ifndef GX_ISA
-#error "src/kernels/gx_k_instances.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_ops.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* ReLU: streaming in prefetching blocks on large arrays, unless the CPU's
- * hardware prefetcher keeps up (the plain_loads choice, gx_kdefs.h) */
+ * hardware prefetcher keeps up (the plain_loads choice, gx_unit_table.h) */
 static void GX_FN(relu_f32)(const void *const *in, void *out, gx_intp n, int op)
 {
     gx_stream_f32(in, out, n, 1, gx_relu_f32, NULL, !GX_FN(choices).plain_loads);
@@ -150,7 +150,7 @@ static GX_NOINLINE void GX_FN(quick_gelu_grad_f32_full)(const float *x, const fl
     gx_full_f32(x, g, o, n, NULL, gx_quick_gelu_grad_f32d);
 }
 
-/* The rows of GX_F32_SPLITS (gx_kdefs.h) as data, by op: each names its
+/* The rows of GX_F32_SPLITS (gx_split_rows.h) as data, by op: each names its
  * table loop (and, ONE16, its 16-bit one-pass loops), table and formula. */
 #ifdef GX_VEC16
 #ifdef GX_HAVE_STORE_BN
