@@ -2,7 +2,7 @@
 
 Design:
 
-* Plain data, standard library only: the generator ``src/tables/gen_ops.py``
+* Plain data, standard library only: the generator ``tools/gen_ops.py``
   loads this file by its path at build time (no compiled part, no NumPy, no
   torch), and the package imports it at run time; both read the same rows.
 * Three tables, each a tuple of named records:
@@ -30,7 +30,7 @@ Design:
   and ONNX's terms (``gelu_ext/torch/_forms.py``: torch's own form, the
   second derivative, the ONNX graph), each table keyed by the names here.
 * Adding an op: those, its entries here and its own tests; then
-  ``python src/tables/gen_ops.py --write`` (the C table, the stubs, the
+  ``python tools/gen_ops.py --write`` (the C table, the stubs, the
   names of ``gelu_ext.torch.functional`` and ``nn``, the README's table).
 """
 from typing import NamedTuple, Optional

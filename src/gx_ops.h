@@ -1,6 +1,6 @@
 /*
  * gx_ops.h -- the C side of the op table.  Its rows (gx_ops_table.h) are
- * generated from the op spec, gelu_ext/_spec.py, by src/tables/gen_ops.py;
+ * generated from the op spec, gelu_ext/_spec.py, by tools/gen_ops.py;
  * everything else derives from them:
  * the enum below (gx_api.h hands it to Python), the input counts and dispatch tables
  * (gx_dispatch.c), the ufuncs registered at import and their float16 mapping

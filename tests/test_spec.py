@@ -19,9 +19,9 @@ def test_spec_is_consistent():
 
 
 def test_generated_files_match_the_spec():
-    gen = ROOT / "src" / "tables" / "gen_ops.py"
+    gen = ROOT / "tools" / "gen_ops.py"
     if not gen.is_file():
-        pytest.skip("src/tables/gen_ops.py is not here (tests run outside the repository)")
+        pytest.skip("tools/gen_ops.py is not here (tests run outside the repository)")
     r = python_child([str(gen), "--check"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 

@@ -8,7 +8,7 @@ Design:
   ``TORCH_FORMS``  forward op -> the op written with torch's own functions,
                    TorchScript-typed, with the op schema's arguments (an
                    in-place op's also takes torch's ``inplace`` flag): the
-                   path for tensors gelu_ext has no kernel for (``_script``)
+                   path for tensors gelu_ext has no kernel for (``_routes``)
                    and the decomposition the dynamo ONNX exporter applies
                    (``onnx``);
   ``D2``           activation (a ufunc name of a ``TorchOp.d2``) -> its second

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from . import _ops, _script
+from . import _ops, _routes
 from ._private import TorchDispatchMode
 from . import functional as GF
 
@@ -61,7 +61,7 @@ _ROUTES = {
 
 def _routable(args, kwargs):
     x = args[0] if args else kwargs.get("input")
-    if not isinstance(x, torch.Tensor) or not _script.ours(x):
+    if not isinstance(x, torch.Tensor) or not _routes.ours(x):
         return False
     # without ml_dtypes our ops refuse bfloat16 (see _ops); torch can still compute it
     return x.dtype != torch.bfloat16 or _ops._bfloat16_dtype() is not None

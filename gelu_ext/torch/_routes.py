@@ -1,4 +1,7 @@
-"""The forward ops in the TorchScript subset, and torch's own form of each.
+"""The routing of the forward ops, for eager, compiled and TorchScript code:
+which tensors gelu_ext computes with (``ours``) and each op's call
+(``ROUTES``), written in the TorchScript subset, with torch's own form of
+each for the rest.
 
 Design:
 
