@@ -190,8 +190,7 @@ def kernel_sources():
     units (compiled each with isa_flags), then the rest (build_flags only).
     bench/aarch64.sh and bench/windows.sh build the kernels from this list."""
     return [f"src/isa/{u}.c" for u in ISA_UNITS] + [
-        "src/kernels/gx_half.c", "src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c",
-        "src/testing/gx_twins.c"]
+        "src/kernels/gx_half.c", "src/dispatch/gx_dispatch.c", "src/runtime/gx_pool.c", "src/math/gx_soft_fma.c"]
 
 
 TORCH_EXT = "gelu_ext.torch._C"
@@ -441,6 +440,14 @@ def main():
         Extension(
             "gelu_ext._ufuncs",
             sources=["src/python/_ufuncs.pyx"] + kernel_sources(),
+            depends=sorted(glob.glob("src/**/*.h", recursive=True)),
+            include_dirs=[np.get_include(), "src"],
+        ),
+        # what only the tests call (the scalar twins over arrays), with the
+        # kernels' flags, apart from the production module
+        Extension(
+            "gelu_ext._test_hooks",
+            sources=["src/python/_test_hooks.pyx", "src/testing/gx_twins.c"],
             depends=sorted(glob.glob("src/**/*.h", recursive=True)),
             include_dirs=[np.get_include(), "src"],
         ),

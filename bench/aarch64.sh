@@ -2,7 +2,7 @@
 # The kernels on aarch64, checked bit for bit against this x86-64 build
 # without an ARM machine: the kernel sources (setup.py's
 # kernel_sources: the ISA units, gx_half.c, gx_dispatch.c, gx_pool.c,
-# gx_soft_fma.c, gx_twins.c)
+# gx_soft_fma.c)
 # cross-compiled with the flags setup.py passes on aarch64 (build_flags,
 # isa_flags), and bench/bits_harness.c run natively on every x86 path and
 # under qemu-user.

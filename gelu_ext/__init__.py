@@ -36,7 +36,8 @@ from ._config import show_config, get_num_threads, set_num_threads
 _THIN = [op.name for op in _spec.OPS if op.thin]
 _UFUNC_NAMES = [name for name in _ufuncs.OPS if name not in _THIN]
 _ALIASES = [op.alias for op in _spec.OPS if op.alias]
-globals().update({n: getattr(_ufuncs, n) for n in _UFUNC_NAMES + _ALIASES})
+globals().update({n: getattr(_ufuncs, n) for n in _UFUNC_NAMES})
+globals().update({op.alias: getattr(_ufuncs, op.name) for op in _spec.OPS if op.alias})
 globals().update({n: getattr(_api, n) for n in _THIN})
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ and the two give different last bits (both within the bounds:
 bench/results/ulp_exhaustive.txt proves each path).  Here:
 
 * an 8-piece path gives, where its table covers x, exactly the bits of
-  the 8-piece twins (``_ufuncs._twin8``), and elsewhere (the general formula
+  the 8-piece twins (``_test_hooks.twin8``), and elsewhere (the general formula
   of src/math/gx_math.h, shared by every path) the baseline's bits;
 * a 32-piece path gives the baseline's bits everywhere (the baseline *is*
   the 32-piece twins);
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import _spec, _ufuncs, testing
+from gelu_ext import _spec, _test_hooks, _ufuncs, testing
 from helpers import on_isa
 
 # the float32 split kernels (one per op with a table), and whether the op
@@ -66,7 +66,7 @@ def test_path_gives_its_twins_bits(op, isa):
     if _ufuncs._f32_pieces(isa) == 32:
         testing.assert_same_bits(got, base, f"{op.name} on {isa}")
         return
-    twin, covered = _ufuncs._twin8(op.name, X, G if op.nin == 2 else None)
+    twin, covered = _test_hooks.twin8(op.name, X, G if op.nin == 2 else None)
     testing.assert_same_bits(got[covered], twin[covered], f"{op.name} on {isa}, table")
     testing.assert_same_bits(got[~covered], base[~covered], f"{op.name} on {isa}, general formula")
 
@@ -76,16 +76,16 @@ def test_the_8_piece_twins_hold_the_bounds(op):
     """The twins are a formula of their own: their errors against the
     float64 reference stay within the op's bound where they cover x."""
     g = np.ones_like(X) if op.nin == 2 else None
-    twin, covered = _ufuncs._twin8(op.name, X, g)
+    twin, covered = _test_hooks.twin8(op.name, X, g)
     x = X[covered]
     testing.assert_matches_reference(op.name, twin[covered], x, None if g is None else g[covered])
 
 
 def test_twin8_rejects_what_it_does_not_know():
     with pytest.raises(ValueError, match="kernel must be an op with 8-piece tables, got 'relu'"):
-        _ufuncs._twin8("relu", X[:4])
+        _test_hooks.twin8("relu", X[:4])
     with pytest.raises(ValueError, match="gelu_erf_grad needs g"):
-        _ufuncs._twin8("gelu_erf_grad", X[:4])
+        _test_hooks.twin8("gelu_erf_grad", X[:4])
 
 
 def test_every_path_names_its_tables():

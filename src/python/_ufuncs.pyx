@@ -104,10 +104,6 @@ cdef extern from "dispatch/gx_api.h" nogil:
     void gx_apply_bias_rows(int op, int dt, const void **inp, void *out,
                             gx_intp rows, gx_intp cols)
 
-cdef extern from "testing/gx_twins.h" nogil:
-    int gx_twin8(const char *kernel, const float *x, const float *g, float *out,
-                 unsigned char *ok, gx_intp n)
-
 cdef extern from "dispatch/gx_capi.h" nogil:
     ctypedef struct gx_capi:
         pass
@@ -279,19 +275,15 @@ class Op(namedtuple("Op", "name nin kind base ufunc")):
 
 
 def _register():
-    """Make every op's ufunc a module attribute (derivatives of release 0.1.0
-    also under their name there, the spec's ``alias``: the same object) and
-    return the table."""
-    from gelu_ext import _spec     # pure Python: the rows gx_ops_table.h was generated from
+    """Make every op's ufunc a module attribute and return the table.  (The
+    package, gelu_ext/__init__.py, also names the derivatives of release
+    0.1.0 by their old names, the spec's ``alias``.)"""
     ops = {}
     for op in range(gx_nops()):
         name = gx_op_name(op).decode()
         uf = _make(op)
         ops[name] = Op(name, gx_nin(op), gx_kind_name(gx_op_kind(op)).decode(), gx_op_name(gx_op_base(op)).decode(), uf)
         globals()[name] = uf
-        alias = _spec.OP[name].alias
-        if alias is not None:
-            globals()[alias] = uf
     return ops
 
 
@@ -509,31 +501,6 @@ def _f32_pieces(name):
     if name not in ISA_NAMES:
         raise ValueError(f"isa must be one of {ISA_NAMES}, got {name!r}")
     return gx_isa_f32_pieces(ISA_NAMES.index(name))
-
-
-def _twin8(kernel, x, g=None):
-    """The scalar twins of the 8-piece tables over float32 array ``x`` (and
-    ``g``: a derivative's g, a gated form's up) for the float32 split kernel
-    ``kernel`` (an op name such as 'gelu_erf'): returns (out, covered), out
-    the bits a path with those tables gives where ``covered``."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    gg = np.ascontiguousarray(x if g is None else g, dtype=np.float32)
-    if gg.shape != x.shape:
-        raise ValueError(f"g must have x's shape {x.shape}, got {gg.shape}")
-    cdef cnp.ndarray out = np.empty_like(x)
-    cdef cnp.ndarray ok = np.empty(x.shape, dtype=np.uint8)
-    # (raw pointers of C-contiguous arrays, as the loops take them: typed
-    # memoryviews would bring Cython's memoryview support, most of the
-    # generated C, for this one testing helper)
-    cdef cnp.ndarray xa = x, ga = gg
-    key = kernel.encode()
-    cdef int r = gx_twin8(key, <const float *>cnp.PyArray_DATA(xa), <const float *>cnp.PyArray_DATA(ga),
-                          <float *>cnp.PyArray_DATA(out), <unsigned char *>cnp.PyArray_DATA(ok), x.size)
-    if r < 0:
-        raise ValueError(f"kernel must be an op with 8-piece tables, got {kernel!r}")
-    if r == 1 and g is None:
-        raise ValueError(f"{kernel} needs g")
-    return out, ok.astype(bool)
 
 
 def _best_isa():

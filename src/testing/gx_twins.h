@@ -1,6 +1,6 @@
 /*
  * gx_twins.h -- the scalar twins of the kernels over arrays, for the tests
- * only (src/python/_ufuncs.pyx, _twin8): every vector path must give their
+ * only (gelu_ext._test_hooks, src/python/_test_hooks.pyx): every vector path must give their
  * bits.  Defined in gx_twins.c.
  */
 #ifndef GX_TWINS_H
