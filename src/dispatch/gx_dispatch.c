@@ -10,7 +10,7 @@
  *   src/simd/<row>.h    the row's primitives (the contract: gx_loop_f32.h)
  *   gx_loop_f32.h       the float32-lane table loops (float32 and 16-bit data)
  *   gx_loop_f64.h       the float64-lane table loop
- *   gx_k_forms.h        elementwise, fused-bias, gated and streaming drivers
+ *   gx_k_drivers.h      elementwise, fused-bias, gated and streaming drivers
  *   gx_k_split.h        the split drivers (table where it covers, else the formula)
  *   gx_k_ops.h          each op's float32 and float64 kernel
  *   gx_k_16bit.h        the float16 and bfloat16 kernels (the 16-bit pipeline)

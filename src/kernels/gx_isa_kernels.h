@@ -14,7 +14,7 @@ static gx_choices GX_FN(choices);
 
 #include "gx_loop_f32.h"        /* the float32-lane table loops */
 #include "gx_loop_f64.h"        /* the float64-lane table loop */
-#include "gx_k_forms.h"         /* elementwise, fused and streaming loop drivers */
+#include "gx_k_drivers.h"       /* elementwise, fused and streaming loop drivers */
 #include "gx_k_split.h"         /* the split drivers */
 #include "gx_k_ops.h"           /* each op's float32 and float64 kernels */
 #include "gx_k_16bit.h"         /* the float16 and bfloat16 kernels */

@@ -1,7 +1,7 @@
 /*
  * gx_k_ops.h -- each op's float32 and float64 kernel, per ISA
  * (included by gx_isa_kernels.h): a named function that calls a driver of
- * gx_k_forms.h or gx_k_split.h with its element function, table row or base
+ * gx_k_drivers.h or gx_k_split.h with its element function, table row or base
  * kernel.  The 16-bit kernels are gx_k_16bit.h's, one per type for every op.
  *
  * A kernel's signature is gx_kernel's (gx_base.h); op, the op being run,

@@ -89,7 +89,7 @@
 #error "src/kernels/gx_loop_f32.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
-/* What a loop computes (form): the forward formula, the derivative times g,
+/* What a loop computes (loop): the forward formula, the derivative times g,
  * or the forward formula times up (a gated form: the rounded result times
  * up).  sigmoid = 1: the sigmoid family's tables (SiLU, quick GELU: k2 = 0 and
  * m_6 = 0).  Where the data lives (st): float32, float16, bfloat16, and
@@ -117,12 +117,12 @@ GX_INLINE void gx_regs32_load(gx_regs32 *R, const gx_lut *T)
     R->m6h = vf_tab_load(T->m6h);
 }
 
-/* One vector of gx_lut_fwd (form fwd; gate: times g) or gx_lut_grad (form
+/* One vector of gx_lut_fwd (loop fwd; gate: times g) or gx_lut_grad (loop
  * grad), in the twins' order of operations.  sigmoid: t = fma(a, k, GX_LUT_MAGIC),
  * which is fma(a, fma(a, 0, k), GX_LUT_MAGIC) exactly, and M starts at m_5
  * (m_6 = 0), as gx_lut_poly does.  *bm: the lanes gx_lut_ok rejects; the
  * forward GELU tables (xp = inf) cover x > 0 whole, so only x < -X or NaN. */
-GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
+GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int loop, int sigmoid, gx_vmf *bm)
 {
     const gx_vf a = vf_absmin(xv, R->xc);                            /* gx_lut_clamp */
     const gx_vf t = sigmoid ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
@@ -135,15 +135,15 @@ GX_INLINE gx_vf gx_body32(const gx_regs32 *R, gx_vf xv, gx_vf gv, int form, int 
     const gx_vmf n = vf_signm(xv);
     const gx_vf B = vf_tail_to_cdf(n, vf_lo16(e6));
     gx_vf res;
-    if (form == GX_LOOP_GRAD) {
+    if (loop == GX_LOOP_GRAD) {
         const gx_vf sM = vf_selneg(n, M);
         res = vf_fma(B, gv, vf_mul(sM, gv));
         res = vf_maskmul(vf_special(gv), res, vf_add(B, sM), gv);
     } else {
         res = vf_fms(xv, B, M);
-        if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
+        if (loop == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
-    *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
+    *bm = (loop != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
     return res;
 }
 #endif
@@ -167,8 +167,8 @@ GX_INLINE void gx_regs8_load(gx_regs8 *R, const gx_lut8 *T)
 }
 
 /* One vector of gx_lut8_fwd or gx_lut8_grad, in the twins' order of
- * operations; form, sigmoid and *bm as for gx_body32. */
-GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
+ * operations; loop, sigmoid and *bm as for gx_body32. */
+GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int loop, int sigmoid, gx_vmf *bm)
 {
     const gx_vf a = vf_absmin(xv, R->xc);
     const gx_vf t = sigmoid ? vf_fma(a, R->k, vf_set(GX_LUT_MAGIC))
@@ -180,7 +180,7 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int si
     gx_vf M = vf_fma(e8, d, e7);                                     /* gx_lut8_poly */
     for (int q = 6; q >= 0; q--) M = vf_fma(M, d, vf_lut8(R->m[q], p));
     /* B = h + e (gx_lut8_b) */
-    const gx_vf base = vf_set(form == GX_LOOP_GRAD ? 2.0f : 0.5f);
+    const gx_vf base = vf_set(loop == GX_LOOP_GRAD ? 2.0f : 0.5f);
     const gx_vf H5 = vf_add(vf_lo16(e7), base);
     const gx_vf Sv = vf_hi16(su), U = vf_lo16(su);
     const gx_vf T = vf_fma(U, d, Sv);
@@ -190,15 +190,15 @@ GX_INLINE gx_vf gx_body8(const gx_regs8 *R, gx_vf xv, gx_vf gv, int form, int si
     const gx_vmf n = vf_signm(xv);
     const gx_vf B = vf_tail_to_cdf(n, vf_sub(Bp, base));
     gx_vf res;
-    if (form == GX_LOOP_GRAD) {
+    if (loop == GX_LOOP_GRAD) {
         const gx_vf sM = vf_selneg(n, vf_add(M, e));
         res = vf_fma(B, gv, vf_mul(sM, gv));
         res = vf_maskmul(vf_special(gv), res, vf_add(B, sM), gv);
     } else {
         res = vf_fms(xv, B, vf_fma(a, e, M));
-        if (form == GX_LOOP_GATE) res = vf_mul(res, gv);
+        if (loop == GX_LOOP_GATE) res = vf_mul(res, gv);
     }
-    *bm = (form != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
+    *bm = (loop != GX_LOOP_GRAD && !sigmoid) ? vf_bad_below(xv, R->nx) : vf_bad(xv, R->x);
     return res;
 }
 #endif
@@ -221,16 +221,16 @@ typedef gx_lut gx_f32_table;
 #if GX_F32_PIECES == 8
 typedef gx_regs8 gx_f32_regs;
 GX_INLINE void gx_f32_regs_load(gx_f32_regs *R, const gx_f32_table *T) { gx_regs8_load(R, T); }
-GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
+GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int loop, int sigmoid, gx_vmf *bm)
 {
-    return gx_body8(R, xv, gv, form, sigmoid, bm);
+    return gx_body8(R, xv, gv, loop, sigmoid, bm);
 }
 #else
 typedef gx_regs32 gx_f32_regs;
 GX_INLINE void gx_f32_regs_load(gx_f32_regs *R, const gx_f32_table *T) { gx_regs32_load(R, T); }
-GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int form, int sigmoid, gx_vmf *bm)
+GX_INLINE gx_vf gx_f32_body(const gx_f32_regs *R, gx_vf xv, gx_vf gv, int loop, int sigmoid, gx_vmf *bm)
 {
-    return gx_body32(R, xv, gv, form, sigmoid, bm);
+    return gx_body32(R, xv, gv, loop, sigmoid, bm);
 }
 #endif
 
@@ -256,14 +256,14 @@ GX_INLINE void gx_vf_out(void *p, gx_vf v, int st)
  * os, the rejected lanes' bits into bad at element j (a multiple of W);
  * returns how many it rejected. */
 GX_INLINE int gx_f32_vector(const gx_f32_regs *R, const void *xs, const void *gs, void *os,
-                            uint64_t *bad, int j, int form, int sigmoid, int st)
+                            uint64_t *bad, int j, int loop, int sigmoid, int st)
 {
     uint64_t *const bw = bad + j / 64;      /* the rejected lanes' word */
     const int shift = j % 64;
     const gx_vf xv = gx_vf_in(xs, st);
-    const gx_vf gv = form != GX_LOOP_FWD ? gx_vf_in(gs, st) : xv;
+    const gx_vf gv = loop != GX_LOOP_FWD ? gx_vf_in(gs, st) : xv;
     gx_vmf bm;
-    const gx_vf r = gx_f32_body(R, xv, gv, form, sigmoid, &bm);
+    const gx_vf r = gx_f32_body(R, xv, gv, loop, sigmoid, &bm);
     const uint64_t b = vf_mbits(bm);
     *bw |= b << shift;
     gx_vf_out(os, r, st);
@@ -277,42 +277,42 @@ GX_INLINE int gx_f32_vector(const gx_f32_regs *R, const void *xs, const void *gs
  * stack (llvm-mca 19, AVX-512 bfloat16 gradient: 23 stack operands per
  * vector, 31.6 cycles per 16 on znver4 against 23.9). */
 GX_INLINE int gx_f32_tail(const gx_f32_table *T, const void *x, const void *g, void *o, int j, int m,
-                          uint64_t *bad, int form, int sigmoid, int st)
+                          uint64_t *bad, int loop, int sigmoid, int st)
 {
     const size_t sz = st == GX_ST_F32 ? 4 : 2, off = (size_t)j * sz;
     unsigned char xb[4 * GX_VF_W] = {0}, gb[4 * GX_VF_W] = {0}, ob[4 * GX_VF_W];
     memcpy(xb, (const char *)x + off, (size_t)m * sz);
-    if (form != GX_LOOP_FWD) memcpy(gb, (const char *)g + off, (size_t)m * sz);
+    if (loop != GX_LOOP_FWD) memcpy(gb, (const char *)g + off, (size_t)m * sz);
     gx_f32_regs R;
     gx_f32_regs_load(&R, T);
-    const int nb = gx_f32_vector(&R, xb, gb, ob, bad, j, form, sigmoid, st);
+    const int nb = gx_f32_vector(&R, xb, gb, ob, bad, j, loop, sigmoid, st);
     memcpy((char *)o + off, ob, (size_t)m * sz);
     return nb;
 }
 static GX_NOINLINE int gx_f32_tail_call(const gx_f32_table *T, const void *x, const void *g, void *o,
-                                        int j, int m, uint64_t *bad, int form, int sigmoid, int st)
+                                        int j, int m, uint64_t *bad, int loop, int sigmoid, int st)
 {
-    return gx_f32_tail(T, x, g, o, j, m, bad, form, sigmoid, st);
+    return gx_f32_tail(T, x, g, o, j, m, bad, loop, sigmoid, st);
 }
 #ifdef GX_HAVE_STORE_BN
 static GX_NOINLINE GX_BN_TARGET int gx_f32_tail_call_bf16_insn(const gx_f32_table *T, const void *x, const void *g,
-                                                        void *o, int j, int m, uint64_t *bad, int form, int sigmoid)
+                                                        void *o, int j, int m, uint64_t *bad, int loop, int sigmoid)
 {
-    return gx_f32_tail(T, x, g, o, j, m, bad, form, sigmoid, GX_ST_BF16_INSN);
+    return gx_f32_tail(T, x, g, o, j, m, bad, loop, sigmoid, GX_ST_BF16_INSN);
 }
 #endif
 
-/* o[j] = the formula of table T at x[j] (and g[j] unless form is forward) for
+/* o[j] = the formula of table T at x[j] (and g[j] unless loop is forward) for
  * n <= GX_SPLIT_B elements of storage st; bit j of bad[j / 64] set for the
  * elements the table does not cover, whose o[j] the caller overwrites.
  * Returns how many it flagged.  Every argument but the arrays and n is a
  * constant of the kernel that calls it (below), so each kernel compiles to
  * its own loop over whole vectors; the last partial one is the tail's. */
 GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, void *o, int n,
-                          uint64_t *bad, int form, int sigmoid, int st)
+                          uint64_t *bad, int loop, int sigmoid, int st)
 {
     const size_t sz = st == GX_ST_F32 ? 4 : 2;       /* bytes per element */
-    const int ng = form != GX_LOOP_FWD;                 /* reads g */
+    const int ng = loop != GX_LOOP_FWD;                 /* reads g */
     const char *xc = (const char *)x, *gc = (const char *)g;
     char *oc = (char *)o;
     gx_f32_regs R;
@@ -325,15 +325,15 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, v
             if (ng) GX_PREFETCH(gc + j * sz, GX_PF_BYTES);
             GX_PREFETCH(oc + j * sz, GX_PF_BYTES);
         }
-        nb += gx_f32_vector(&R, xc + j * sz, ng ? gc + j * sz : NULL, oc + j * sz, bad, j, form, sigmoid, st);
+        nb += gx_f32_vector(&R, xc + j * sz, ng ? gc + j * sz : NULL, oc + j * sz, bad, j, loop, sigmoid, st);
     }
     if (j < n) {
 #ifdef GX_HAVE_STORE_BN
         if (st == GX_ST_BF16_INSN)
-            nb += gx_f32_tail_call_bf16_insn(T, x, g, o, j, n - j, bad, form, sigmoid);
+            nb += gx_f32_tail_call_bf16_insn(T, x, g, o, j, n - j, bad, loop, sigmoid);
         else
 #endif
-            nb += gx_f32_tail_call(T, x, g, o, j, n - j, bad, form, sigmoid, st);
+            nb += gx_f32_tail_call(T, x, g, o, j, n - j, bad, loop, sigmoid, st);
     }
     if (n % 64) bad[(n - 1) / 64] &= ((uint64_t)1 << (n % 64)) - 1u;
     return nb;
@@ -342,7 +342,7 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x, const void *g, v
 /* The baseline: per element the scalar twin of the unit's tables and its
  * coverage test (float32 data only: st is GX_ST_F32). */
 GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_, void *o_, int n,
-                          uint64_t *bad, int form, int sigmoid, int st)
+                          uint64_t *bad, int loop, int sigmoid, int st)
 {
     const float *x = (const float *)x_, *g = (const float *)g_;
     float *o = (float *)o_;
@@ -352,12 +352,12 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_,
     for (int w = 0; w < (n + 63) / 64; w++) bad[w] = 0;
     for (int j = 0; j < n; j++) {
 #if GX_F32_PIECES == 8
-        o[j] = form == GX_LOOP_GRAD ? gx_lut8_grad(T, x[j], g[j])
-             : (form == GX_LOOP_GATE ? gx_lut8_fwd(T, x[j]) * g[j] : gx_lut8_fwd(T, x[j]));
+        o[j] = loop == GX_LOOP_GRAD ? gx_lut8_grad(T, x[j], g[j])
+             : (loop == GX_LOOP_GATE ? gx_lut8_fwd(T, x[j]) * g[j] : gx_lut8_fwd(T, x[j]));
         const int ok = gx_lut8_ok(T, x[j]);
 #else
-        o[j] = form == GX_LOOP_GRAD ? gx_lut_grad(T, x[j], g[j])
-             : (form == GX_LOOP_GATE ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j]));
+        o[j] = loop == GX_LOOP_GRAD ? gx_lut_grad(T, x[j], g[j])
+             : (loop == GX_LOOP_GATE ? gx_lut_fwd(T, x[j]) * g[j] : gx_lut_fwd(T, x[j]));
         const int ok = gx_lut_ok(T, x[j]);
 #endif
         bad[j / 64] |= (uint64_t)!ok << (j % 64);
@@ -371,7 +371,7 @@ GX_INLINE int gx_f32_loop(const gx_f32_table *T, const void *x_, const void *g_,
 /* gx_k_<name>_<isa>, one per table loop (the LOOP column of GX_F32_SPLITS,
  * gx_split_rows.h): T's formula over n float32 elements, the split driver's
  * first pass (gx_k_split.h).  lut: the GELU tables (exact, tanh); sig:
- * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: form above. */
+ * the sigmoid family's (SiLU, quick GELU); fwd, grad, gate: loop above. */
 static GX_NOINLINE int GX_FN(lut_fwd)(const gx_f32_table *T, const float *x, const float *g, float *o,
                                       int n, uint64_t *bad)
 {

@@ -12,7 +12,7 @@
  * ALGORITHM.  a = |x|; piece i = min(rint(K a + K2 a^2), 31) (GELU:
  * K2 = K/2, pieces narrowing as q's log-derivative grows; SiLU, quick GELU:
  * K2 = 0, uniform); d = a - c_i (exact: Sterbenz, or c_0 = 0).  With
- * q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh form w = 2u, SiLU
+ * q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a)) (tanh GELU w = 2u, SiLU
  * w = a, quick GELU w = 1.702 a), H_i ~ q(c_i) a multiple of 2^-24 and
  * M_i(d) ~ a (q(a) - H_i) a degree-6 polynomial (float32 Horner, fma; c_i,
  * H_i and m_5, m_6 stored two to an entry, see PACKING):
@@ -40,12 +40,12 @@
  *                                                 and refitted
  *   a priori <= 1.11 ULP: the worst cases of the three terms do not meet, and
  *   the proof of <= 1 ULP is the exhaustive run over all 2^32 inputs
- *   (bench/ulp.py --exhaustive): exact GELU 0.916 ULP, tanh form 0.945 ULP.
+ *   (bench/ulp.py --exhaustive): exact GELU 0.916 ULP, tanh GELU 0.945 ULP.
  * - derivative, in ULPs of s = max(|Phi|, |x phi|) (tanh: of its two terms),
  *   r = fl(B g + fl(sM g)):  0.5 ULP(r) <= 1 ULP(s) (|r| <= 1.13 s) + 0.1 ULP(s)
  *   (rounding sM g, |M| <= 0.2 s) + 0.4 + 0.21 ULP(s) as above: a priori
  *   <= 1.7 ULP(s) against the bound of 2 (exhaustive: 1.104).
- * THE POSITIVE SIDE (forward GELU tables: exact and tanh form, and so their
+ * THE POSITIVE SIDE (forward GELU tables: exact and tanh, and so their
  * fused-bias and gated forms).  Pieces 0..30 cover a <= 4.5 (K is set so
  * that t(4.5) = 31.0 - 0.1: the margin is far above t's rounding), and piece
  * 31 only the x > 4.5 that a negative x never reaches: there H = 0 and
@@ -73,7 +73,7 @@
  * instead of 9.  m_6 d^6 stays below 2^-16 of |r| and m_5 d^5 below 2^-14,
  * and what their 2^-8 relative rounding leaves is mostly taken up by the
  * refit: the worst fit errors are 1.08e-8 (exact GELU), 1.25e-8 (tanh
- * form), 8.8e-9 and 1.24e-8 (their derivatives), inside the budget above.  Piece 0 keeps c_0 = 0 (its
+ * GELU), 8.8e-9 and 1.24e-8 (their derivatives), inside the budget above.  Piece 0 keeps c_0 = 0 (its
  * m_5 entry's low bits are zero).  The degree-5 tables (sigmoid family)
  * store m_6 = 0 with H's bits: an entry the kernels fetch for H only (deg,
  * GX_F32_TABLE_BODY's S).

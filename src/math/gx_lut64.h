@@ -12,10 +12,10 @@
  *
  * ALGORITHM.  a = min(|x|, 5); piece i = min(floor(K a + K2 a^2 + K3 a^3 + T0),
  * 15): pieces narrow where q's log-derivative grows (exact GELU: K3 = 0,
- * K2 = K/2; tanh form: K2 = 0, K3 = K/20, following w(a)), and T0 > 1/2
+ * K2 = K/2; tanh GELU: K2 = 0, K3 = K/20, following w(a)), and T0 > 1/2
  * keeps piece 0 narrow (src/tables/fit_lut64.py, Index); d = a - c_i (exact:
  * Sterbenz, or c_0 = 0).  With q(a) = Phi(-a) (exact GELU) or sigmoid(-w(a))
- * (tanh form), H_i the harmonic mean of q at the piece's ends (which
+ * (tanh GELU), H_i the harmonic mean of q at the piece's ends (which
  * minimises max |q - H| / q over it), a multiple of 2^-53 so that 1 - H_i is
  * exact, and M_i(d) ~ a (q(a) - H_i) of degree 15 (Horner, fma; m_1
  * double-double, its low part m1l entering as fma(m1l, d, m_0); piece 0 has
@@ -28,7 +28,7 @@
  *
  * ERROR BUDGET, in ULPs of the result r (u = 2^-53; an error of E u |r| is at
  * most E ULPs), with rho = max |M| / |r| <= max |q - H| / q, the relative
- * variation of q about H within a piece (0.46 exact, 0.50 tanh form; printed
+ * variation of q about H within a piece (0.46 exact, 0.50 tanh GELU; printed
  * in tables/gx_lut64_tables.h; for x >= 0 the ratio is smaller, |r| >= a/2):
  *     0.5               the final rounding
  *   + <= 0.19           fit error (2.0e-17 / 2.1e-17 of |r|, src/tables/fit_lut64.py,
@@ -37,7 +37,7 @@
  *   + <= 2.2 rho        Horner: the last step's rounding (<= u |M|), the one
  *                       before it times d (<= u |M| again: m_0 is small), the
  *                       earlier ones ~0.2 u |M| together
- *   a priori <= 1.7 ULP (exact GELU) and 1.8 (tanh form) against the float64
+ *   a priori <= 1.7 ULP (exact GELU) and 1.8 (tanh GELU) against the float64
  *   bound of 2, with every rounding at its worst and in the worst binade at
  *   once.  Measured (bench/results/ulp_f64.txt, 10^6 and 2.5 10^5 points):
  *   1.134 and 1.123 ULP, at x = -1.92 and -2.82; the mean error is 0.26 ULP.

@@ -38,7 +38,7 @@
  *     0.5 ULP(r)                the final rounding (x h enters exactly)
  *   + |M| 2^-23                 Horner's last two roundings and M + a e's,
  *                               |M| <= rho |r|: rho = 0.032 (exact GELU),
- *                               0.125 (tanh form), 0.008 (SiLU, quick GELU)
+ *                               0.125 (tanh GELU), 0.008 (SiLU, quick GELU)
  *   + fit <= 1.6e-8 |r|         src/tables/fit_lut8.py, float32 coefficients
  *   + e's own roundings         ~2^-48: e is a rounding error itself
  *   a priori <= 0.5 + 0.06 + 0.27 = 0.83 ULP (exact GELU) and 1.0 (tanh);

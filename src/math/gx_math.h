@@ -30,7 +30,7 @@
  *   gelu_erf_grad(x)  = Phi(x) + x phi(x)
  *   gelu_tanh_grad(x) = sigmoid(2u) + x sigmoid(2u) (1 - sigmoid(2u)) 2 u'(x)
  *   silu(x)           = x * sigmoid(x),  quick_gelu(x) = x * sigmoid(1.702 x)
- *                       (one algorithm with the tanh form: x sigmoid(w(x)))
+ *                       (one algorithm with tanh GELU: x sigmoid(w(x)))
  *   relu(x)           = max(x, 0), NaN -> NaN
  *
  * How Phi is computed.  With t = |x|, the upper tail is
@@ -65,7 +65,7 @@
 #define GX_INLINE static inline
 #endif
 
-/* 1/sqrt(2 pi); sqrt(2/pi) as double + correction; the tanh form's cubic term */
+/* 1/sqrt(2 pi); sqrt(2/pi) as double + correction; tanh GELU's cubic term */
 #define GX_INV_SQRT_2PI 0x1.9884533d43651p-2
 #define GX_SQRT_2_PI_HI 0x1.9884533d43651p-1
 #define GX_SQRT_2_PI_LO (-0x1.cbc0d30ebfd15p-55)
@@ -220,7 +220,7 @@ GX_INLINE gx_q gx_q_parts(double t, int hp)
 }
 
 /* x/2 rounded as x/2 + (a positive amount far below 2^-1074) rounds: for
- * |x| < 2^-1020 both x Phi(x) and the tanh form are x/2 + O(x^2), and x/2 can
+ * |x| < 2^-1020 both x Phi(x) and tanh GELU are x/2 + O(x^2), and x/2 can
  * be a tie between two subnormals; plain x * 0.5 would round it to even. */
 GX_INLINE double gx_half_tiny(double x)
 {
@@ -306,15 +306,15 @@ GX_INLINE float gx_gelu_erf_f32_tail(float xf)
     return (float)(xf != xf ? (double)xf : res);    /* NaN: quiet, through double */
 }
 
-/* ------------------------------------- x sigmoid(w(x)): tanh form, SiLU -- */
+/* ------------------------------------- x sigmoid(w(x)): tanh GELU, SiLU -- */
 
 /* Three functions share one shape, f(x) = x sigmoid(w(x)) with w odd:
  *   GX_SIG_TANH   w = 2u = c x (1 + a x^2), c = 2 sqrt(2/pi)  (tanh GELU)
  *   GX_SIG_SILU   w = x                                     (SiLU / swish)
  *   GX_SIG_QUICK  w = 1.702 x                               (quick GELU)
- * so they share one algorithm: the form is a compile-time constant after
- * inlining, so each form compiles to its own operations alone (no select on
- * the form at run time) and gives the bits of a function written for it.
+ * so they share one algorithm: sig, which of them, is a compile-time
+ * constant after inlining, so each compiles to its own operations alone (no
+ * select on sig at run time) and gives the bits of a function written for it.
  * 1.702 is not a double: QUICK_HI + QUICK_LO, as 0.044715 above. */
 #define GX_SIG_TANH 0
 #define GX_SIG_SILU 1
@@ -329,11 +329,11 @@ GX_INLINE float gx_gelu_erf_f32_tail(float xf)
  *          low parts too;
  *   SiLU:  w = x, x w' = x, exact;
  *   quick: w = x w' = 1.702 x. */
-GX_INLINE void gx_sig_arg(double x, int form, double *hi, double *lo, double *xh, double *xl)
+GX_INLINE void gx_sig_arg(double x, int sig, double *hi, double *lo, double *xh, double *xl)
 {
-    if (form == GX_SIG_SILU) {
+    if (sig == GX_SIG_SILU) {
         *hi = x; *lo = 0.0; *xh = x; *xl = 0.0;
-    } else if (form == GX_SIG_QUICK) {
+    } else if (sig == GX_SIG_QUICK) {
         double w = GX_QUICK_HI * x;
         double wl = fma(GX_QUICK_HI, x, -w) + GX_QUICK_LO * x;
         *hi = w; *lo = wl; *xh = w; *xl = wl;
@@ -354,25 +354,25 @@ GX_INLINE void gx_sig_arg(double x, int form, double *hi, double *lo, double *xh
     }
 }
 
-/* |x| beyond which the float64 forms are clamped: |w| > 800 there, so
+/* |x| beyond which the float64 functions are clamped: |w| > 800 there, so
  * sigmoid(w) is 1 or e^{-|w|} < 2^-1154 and x e^{-|w|} underflows (and for
- * the tanh form x^3 cannot overflow). */
-GX_INLINE double gx_sig_lim64(int form)
+ * tanh GELU's x^3 cannot overflow). */
+GX_INLINE double gx_sig_lim64(int sig)
 {
-    return form == GX_SIG_SILU ? 800.0 : (form == GX_SIG_QUICK ? 470.0 : 24.0);
+    return sig == GX_SIG_SILU ? 800.0 : (sig == GX_SIG_QUICK ? 470.0 : 24.0);
 }
 
-/* The float64 common start: x clamped to the form's limit, w = hi + lo,
+/* The float64 common start: x clamped to sig's limit, w = hi + lo,
  * x w' = xh + xl, and e^{-|w|} = 2^k (1 + s + sl), 2^k = f1 f2 (two normal
  * factors). */
 typedef struct { double xc, w, wl, xh, xl, s, sl, k, f1, f2; } gx_sig_e;
 
-GX_INLINE gx_sig_e gx_sig_exp_f64(double x, int form)
+GX_INLINE gx_sig_e gx_sig_exp_f64(double x, int sig)
 {
     gx_sig_e t;
-    const double lim = gx_sig_lim64(form);
+    const double lim = gx_sig_lim64(sig);
     t.xc = x < -lim ? -lim : (x > lim ? lim : x);
-    gx_sig_arg(t.xc, form, &t.w, &t.wl, &t.xh, &t.xl);
+    gx_sig_arg(t.xc, sig, &t.w, &t.wl, &t.xh, &t.xl);
     t.s = gx_exp_parts(-fabs(t.w), t.w < 0 ? t.wl : -t.wl, &t.sl, &t.k, 1);
     double k1 = gx_rint(0.5 * t.k);
     t.f1 = gx_pow2(k1);
@@ -383,9 +383,9 @@ GX_INLINE gx_sig_e gx_sig_exp_f64(double x, int form)
 /* x sigmoid(w) = x / (1 + e^-w) for w >= 0 and x e^w / (1 + e^w) for w < 0,
  * with e^{-|w|} = 2^k (1 + s): no overflow, and for w < 0 the power of two is
  * applied last so the tail is rounded once into the subnormals, not flushed. */
-GX_INLINE double gx_xsig_f64(double x, int form)
+GX_INLINE double gx_xsig_f64(double x, int sig)
 {
-    const gx_sig_e t = gx_sig_exp_f64(x, form);
+    const gx_sig_e t = gx_sig_exp_f64(x, sig);
     const double xc = t.xc, w = t.w, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
     /* everything as double-double, so that only the last step rounds:
      * m = 1 + s + sl, e = m 2^k = e^{-|w|} in (0, 1], d = 1 + e,
@@ -410,19 +410,19 @@ GX_INLINE double gx_xsig_f64(double x, int form)
  * times |w| <= 225 through the exp), |x| clamped where x sigmoid(w) <
  * 2^-150 (tanh 12: w = 150; SiLU 120; quick 72: w = 122), so 2^k is one
  * normal double. */
-GX_INLINE double gx_sig_w32(double xc, int form)
+GX_INLINE double gx_sig_w32(double xc, int sig)
 {
-    if (form == GX_SIG_SILU) return xc;
-    if (form == GX_SIG_QUICK) return GX_QUICK_HI * xc;
+    if (sig == GX_SIG_SILU) return xc;
+    if (sig == GX_SIG_QUICK) return GX_QUICK_HI * xc;
     return (2.0 * GX_SQRT_2_PI_HI) * xc * fma(GX_TANH_A, xc * xc, 1.0);
 }
 
-GX_INLINE float gx_xsig_f32(float xf, int form)
+GX_INLINE float gx_xsig_f32(float xf, int sig)
 {
     double x = (double)xf;
-    const double lim = form == GX_SIG_SILU ? 120.0 : (form == GX_SIG_QUICK ? 72.0 : 12.0);
+    const double lim = sig == GX_SIG_SILU ? 120.0 : (sig == GX_SIG_QUICK ? 72.0 : 12.0);
     double xc = x < -lim ? -lim : (x > lim ? lim : x);
-    double w = gx_sig_w32(xc, form);
+    double w = gx_sig_w32(xc, sig);
     double sl, k;
     double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
     double e = (1.0 + s) * gx_pow2(k);
@@ -488,11 +488,11 @@ GX_INLINE double gx_xsig_grad_special(double x, double r)
 }
 
 /* float64: every factor as double-double and one rounding at the end (plain
- * double already loses ~5 ULP(s) near x = -3 for the tanh form, where
+ * double already loses ~5 ULP(s) near x = -3 for tanh GELU, where
  * x w' ~ -10 and the sum cancels 10x). */
-GX_INLINE double gx_xsig_grad_f64(double x, int form)
+GX_INLINE double gx_xsig_grad_f64(double x, int sig)
 {
-    const gx_sig_e t = gx_sig_exp_f64(x, form);
+    const gx_sig_e t = gx_sig_exp_f64(x, sig);
     const double w = t.w, s = t.s, sl = t.sl, f1 = t.f1, f2 = t.f2;
     const double xh = t.xh, xl = t.xl;                        /* x w' */
     /* m = 1 + s + sl, e = m 2^k, d = 1 + e, inv = 1/d: all double-double */
@@ -520,14 +520,14 @@ GX_INLINE double gx_xsig_grad_f64(double x, int form)
  * double, ~2^-49 relative, returned in double for the product with g.
  * |x| is clamped where f'(x) < 2^-300 (tanh 16, SiLU 220, quick 130), so even
  * times a 2^128 grad the product underflows float32, and 2^k stays normal. */
-GX_INLINE double gx_xsig_grad_f32d(float xf, int form)
+GX_INLINE double gx_xsig_grad_f32d(float xf, int sig)
 {
     double x = (double)xf;
-    const double lim = form == GX_SIG_SILU ? 220.0 : (form == GX_SIG_QUICK ? 130.0 : 16.0);
+    const double lim = sig == GX_SIG_SILU ? 220.0 : (sig == GX_SIG_QUICK ? 130.0 : 16.0);
     double xc = x < -lim ? -lim : (x > lim ? lim : x);
-    double w = gx_sig_w32(xc, form);
-    double xdw = form == GX_SIG_SILU ? xc
-               : (form == GX_SIG_QUICK ? w : (2.0 * GX_SQRT_2_PI_HI) * xc * fma(3.0 * GX_TANH_A, xc * xc, 1.0));
+    double w = gx_sig_w32(xc, sig);
+    double xdw = sig == GX_SIG_SILU ? xc
+               : (sig == GX_SIG_QUICK ? w : (2.0 * GX_SQRT_2_PI_HI) * xc * fma(3.0 * GX_TANH_A, xc * xc, 1.0));
     double sl, k;
     double s = gx_exp_parts(-fabs(w), 0.0, &sl, &k, 0);
     double m = 1.0 + s;

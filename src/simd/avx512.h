@@ -242,7 +242,7 @@ static GX_NOINLINE int GX_FN(pack_idx)(const uint64_t *bad, int m, int want, int
 /* GX_FN(pack_f32), GX_FN(put_f32): the float32 split's packing without
  * indices.  pack_f32 compresses the wanted elements of xs (and gs, nin = 2)
  * into pb (pg), 16 at a time (vcompressps in a register, then a plain
- * store: the store to memory form is slow on AMD), and zeros the next 16,
+ * store: the store-to-memory encoding is slow on AMD), and zeros the next 16,
  * so a formula can run on whole vectors; returns their count.  put_f32
  * expands the results back, chunk by chunk in the same order, with masked
  * stores.  Per chunk with a wanted element a few instructions, against a

@@ -28,7 +28,7 @@
  * - The sign of zero: a negated fma may be rewritten as one instruction
  *   whose exact zero has the other sign (gx_math.h); FMS below is
  *   fma(a, b, -c), the IEEE a b - c, +-0 included, and NEON's only fused
- *   forms (fmla, fmls) keep it so (tests/test_signed_zeros.py, and the qemu
+ *   instructions (fmla, fmls) keep it so (tests/test_signed_zeros.py, and the qemu
  *   comparison of bench/aarch64.sh, whose inputs include +-0).
  * - The rounding of the 16-bit conversions is FPCR's, round to nearest even
  *   unless a caller changed it (as the x86 paths follow MXCSR's for
@@ -57,7 +57,7 @@ typedef uint32x4x2_t gx_vif;
 typedef uint8x16x2_t gx_vf_tab8;         /* an 8-entry table is 32 bytes, one tbl's two registers */
 typedef uint8x16x2_t gx_vf_lut8_idx;     /* the byte indices of tbl */
 
-/* the one-register forms */
+/* the one-register versions */
 GX_INLINE uint32x4_t gx_neon_u(float32x4_t v) { return vreinterpretq_u32_f32(v); }
 GX_INLINE float32x4_t gx_neon_f(uint32x4_t u) { return vreinterpretq_f32_u32(u); }
 GX_INLINE float32x4_t gx_neon_fma(float32x4_t a, float32x4_t b, float32x4_t c) { return vfmaq_f32(c, a, b); }
@@ -91,7 +91,7 @@ GX_INLINE uint8x16_t gx_neon_bidx(uint32x4_t i)
                                             i, 0x04040404u));
 }
 
-/* the primitives: the one-register form on each register of the pair */
+/* the primitives: the one-register version on each register of the pair */
 GX_INLINE gx_vf vf_add(gx_vf a, gx_vf b)
 { gx_vf r; r.val[0] = vaddq_f32(a.val[0], b.val[0]); r.val[1] = vaddq_f32(a.val[1], b.val[1]); return r; }
 GX_INLINE gx_vf vf_sub(gx_vf a, gx_vf b)

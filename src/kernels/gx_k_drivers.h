@@ -1,5 +1,5 @@
 /*
- * gx_k_forms.h -- the loop forms the float32 and float64 kernels are made
+ * gx_k_drivers.h -- the loop drivers the float32 and float64 kernels are made
  * of, per ISA (included by gx_isa_kernels.h): typed drivers that take the
  * element function or the kernel they run.  gx_map_<T> applies an element
  * function of gx_math.h over arrays (the compiler vectorises it for the
@@ -19,7 +19,7 @@
  * (gx_k_ops.h).
  */
 #ifndef GX_ISA
-#error "src/kernels/gx_k_forms.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
+#error "src/kernels/gx_k_drivers.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"
 #endif
 
 /* Element functions: one input (x), or two (x and v: a derivative's g). */
