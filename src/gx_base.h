@@ -19,7 +19,8 @@
  *   dispatch  src/dispatch/: picks a unit at run time, threads a call (the C
  *             API, gx_api.h; the capsule for C++, gx_capi.h)
  *   testing   src/testing/: what only the tests call (the scalar twins over
- *             arrays), built into its own module, gelu_ext._test_hooks
+ *             arrays, a probe job on the pool), built into its own module,
+ *             gelu_ext._test_hooks
  *   python    src/python/: the Cython modules over the C API
  */
 #ifndef GX_BASE_H

@@ -15,7 +15,7 @@ for a moment.  These tests check, in a fresh process each, that
   included;
 - a worker pulled onto its owner's core gets its own mask back when it
   leaves the job, unless its mask was set meanwhile: then it keeps that one
-  (a probe job, src/runtime/gx_pool_probe.h, holds the worker in the window);
+  (a probe job, src/testing/gx_pool_probe.h, holds the worker in the window);
 - a process whose CPUs a cgroup cpuset narrows keeps every thread inside it.
 """
 import os
@@ -40,7 +40,7 @@ PRELUDE = textwrap.dedent(r'''
     import os, sys, threading, time
     import numpy as np
     import gelu_ext
-    from gelu_ext import _ufuncs
+    from gelu_ext import _test_hooks, _ufuncs
 
     N = 1 << 20                 # 4 x ReLU's threshold (8 x 2^15): every call is threaded
     rng = np.random.default_rng(41)
@@ -108,12 +108,12 @@ PULL = textwrap.dedent(r'''
         it, release it, and return its tid after it has left the job (it
         restores its mask before it joins another: `helped` grows)."""
         h0 = _ufuncs._pool_stats()["pulled"]
-        t = threading.Thread(target=_ufuncs._pool_probe_run)
+        t = threading.Thread(target=_test_hooks.pool_probe_run)
         t.start()
         end = time.monotonic() + 10
         while _ufuncs._pool_stats()["pulled"] == h0 and time.monotonic() < end:
             time.sleep(0.001)
-        tid = _ufuncs._pool_probe_held()
+        tid = _test_hooks.pool_probe_held()
         try:
             if _ufuncs._pool_stats()["pulled"] == h0 or tid <= 0:
                 fail(f"no worker was pulled: {_ufuncs._pool_stats()}, held by {tid}")
@@ -122,7 +122,7 @@ PULL = textwrap.dedent(r'''
                 fail(f"the pulled worker's mask is {core}, not one core")
             act(tid, min(core))
         finally:
-            _ufuncs._pool_probe_release()
+            _test_hooks.pool_probe_release()
             t.join()
         helped = _ufuncs._pool_stats()["helped"]
         end = time.monotonic() + 10     # past the back-off the probe's wait causes

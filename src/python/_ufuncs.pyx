@@ -60,11 +60,9 @@ cdef extern from "runtime/gx_pool.h" nogil:
     enum: GX_POOL_NSTATS
     void gx_pool_stats(long long out[GX_POOL_NSTATS], int reset)
     const char *gx_pool_stat_name(int i)
-
-cdef extern from "runtime/gx_pool_probe.h" nogil:
-    long gx_probe_run()
-    long gx_probe_held()
-    void gx_probe_release()
+    ctypedef Py_ssize_t gx_pool_intp
+    ctypedef void (*gx_pool_fn)(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
+    void gx_pool_run(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
 
 cdef extern from "dispatch/gx_api.h" nogil:
     ctypedef Py_ssize_t gx_intp
@@ -547,26 +545,9 @@ def _pool_shutdown():
 import atexit
 atexit.register(_pool_shutdown)
 
-
-def _pool_probe_run():
-    """For tests (src/runtime/gx_pool_probe.h): run a two-thread job whose worker
-    holds its chunk until ``_pool_probe_release()``, so the owner pulls it
-    onto its core; returns the worker's thread id (0: none joined, -1: not
-    Linux).  Call it on a thread of its own."""
-    cdef long r
-    with nogil:
-        r = gx_probe_run()
-    return r
-
-
-def _pool_probe_held():
-    """For tests: the thread id of the worker holding the probe's chunk (0: none yet)."""
-    return gx_probe_held()
-
-
-def _pool_probe_release():
-    """For tests: let the probe's worker finish its chunk."""
-    gx_probe_release()
+# The pool's run function, for the tests' probe job (gelu_ext._test_hooks),
+# which must run on this module's pool.
+_gx_pool_run = PyCapsule_New(<void *>gx_pool_run, b"gelu_ext._ufuncs._gx_pool_run", NULL)
 
 
 def _default_num_threads():

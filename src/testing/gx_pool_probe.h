@@ -1,6 +1,6 @@
 /*
  * gx_pool_probe.h -- a test hook for the pool's pulls (tests/test_pool_affinity.py,
- * through _ufuncs._pool_probe_*): a job of two threads whose worker holds
+ * through gelu_ext._test_hooks.pool_probe_*): a job of two threads whose worker holds
  * its chunk until released, so that the owner, out of chunks, pulls it onto
  * its core (gx_pull_stragglers in gx_pool.c) and a test can act between the
  * pull and the worker's restoring its mask.  Linux only, as pulls are;
@@ -9,7 +9,11 @@
 #ifndef GX_POOL_PROBE_H
 #define GX_POOL_PROBE_H
 
-#include "gx_pool.h"
+#include "runtime/gx_pool.h"
+
+/* gx_pool_run, which the probe gets from gelu_ext._ufuncs (the capsule
+ * _gx_pool_run), so that it runs on the pool the ufuncs use. */
+typedef void (*gx_pool_run_fn)(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads);
 
 #if defined(__linux__) && defined(__GNUC__)
 #include <sys/syscall.h>
@@ -44,12 +48,12 @@ static void gx_probe_chunk(void *ctx, gx_pool_intp lo, gx_pool_intp hi)
 
 /* Run the job on the calling thread as owner; returns the kernel id of the
  * worker that held a chunk, 0 if none joined. */
-static long gx_probe_run(void)
+static long gx_probe_run(gx_pool_run_fn run)
 {
     __atomic_store_n(&gx_probe_worker, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gx_probe_go, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gx_probe_owner, gx_probe_tid(), __ATOMIC_RELEASE);
-    gx_pool_run(gx_probe_chunk, NULL, 64, 1, 2);
+    run(gx_probe_chunk, NULL, 64, 1, 2);
     return __atomic_load_n(&gx_probe_worker, __ATOMIC_ACQUIRE);
 }
 /* The worker holding a chunk now (0: none yet). */
@@ -57,7 +61,7 @@ static long gx_probe_held(void) { return __atomic_load_n(&gx_probe_worker, __ATO
 /* Let it finish. */
 static void gx_probe_release(void) { __atomic_store_n(&gx_probe_go, 1, __ATOMIC_RELEASE); }
 #else
-static long gx_probe_run(void) { return -1; }
+static long gx_probe_run(gx_pool_run_fn run) { (void)run; return -1; }
 static long gx_probe_held(void) { return 0; }
 static void gx_probe_release(void) {}
 #endif
