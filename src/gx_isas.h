@@ -145,13 +145,4 @@ static inline int gx_cpu_neon(void) { return 1; }
 enum { GX_ISAS(GX_ISA_ENUM_) GX_NISA };
 #undef GX_ISA_ENUM_
 
-/* The table's columns, for code that cannot expand the macro (Cython). */
-int gx_nisa(void);
-const char *gx_isa_name(int isa);     /* NULL outside 0 <= isa < gx_nisa() */
-const char *gx_isa_target(int isa);
-const char *gx_isa_vreg(int isa);
-int gx_isa_level(int isa);            /* -1 outside the table */
-int gx_isa_cpu(int isa);              /* 1 if this CPU runs the path */
-int gx_isa_f32_pieces(int isa);       /* its float32 tables: 8 (gx_lut8.h) or 32 (gx_lut.h) */
-
 #endif

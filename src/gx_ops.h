@@ -44,13 +44,4 @@
 enum { GX_OPS(GX_OP_ENUM_) GX_NOPS };
 #undef GX_OP_ENUM_
 
-/* The table's columns, for code that cannot expand the macro (Cython). */
-int gx_nops(void);
-const char *gx_op_name(int op);   /* NULL outside 0 <= op < gx_nops() */
-const char *gx_op_doc(int op);
-int gx_nin(int op);               /* 0 outside the table */
-int gx_op_base(int op);           /* -1 outside the table */
-int gx_op_kind(int op);           /* GX_PLAIN ... GX_DGATE; -1 outside the table */
-const char *gx_kind_name(int kind); /* "plain" ... "dgate"; NULL outside GX_PLAIN ... GX_DGATE */
-
 #endif

@@ -1,6 +1,7 @@
 """The layers of src/ hold (the order is written at the top of src/gx_base.h):
-no file includes, or uses a name defined only in, a file of a higher layer,
-and no include circle.  Read from the sources as text, so it runs without a
+no file includes, or uses a name defined only in, a file of a higher layer;
+no function a header declares is defined in a higher layer's source; no
+include circle.  Read from the sources as text, so it runs without a
 build; ``python tests/test_layers.py`` prints the include graph by layer.
 """
 import pathlib
@@ -117,6 +118,29 @@ def upward_uses():
     return found
 
 
+_DECLARED = re.compile(r"^(?!\s|static\b|GX_INLINE\b|typedef\b)(?:[\w\*]+\s+)+\**(\w+)\s*\([^;{]*?\)\s*;", re.M)
+_DEFINED_FN = re.compile(r"^(?!\s|static\b)(?:[\w\*]+\s+)+\**(\w+)\s*\([^;{]*?\)\s*\{", re.M)
+
+
+def defined_above_declared():
+    """(function, header, source): a function a header declares for others to
+    call, defined in a source file of a higher layer (the header's layer
+    would need that layer to link)."""
+    declared, defined = {}, {}
+    for p in _sources():
+        if p.suffix == ".pyx":
+            continue
+        code = _code(p.read_text())
+        for m in _DECLARED.finditer(code):
+            if p.suffix == ".h" and m.group(1) not in _KEYWORDS:
+                declared.setdefault(m.group(1), p)
+        if p.suffix == ".c":
+            for m in _DEFINED_FN.finditer(code):
+                defined[m.group(1)] = p
+    return [(name, h.relative_to(SRC), defined[name].relative_to(SRC)) for name, h in sorted(declared.items())
+            if name in defined and RANK[_layer(defined[name])] > RANK[_layer(h)]]
+
+
 def circles():
     """Include circles, each as a list of files (relative to src/)."""
     graph = include_graph()
@@ -151,6 +175,10 @@ def test_no_name_is_used_below_the_layer_that_defines_it():
     assert upward_uses() == []
 
 
+def test_no_function_is_defined_above_the_header_that_declares_it():
+    assert defined_above_declared() == []
+
+
 def test_no_include_circle():
     assert circles() == []
 
@@ -163,6 +191,7 @@ if __name__ == "__main__":
             print(f"{layer:9s} {p.relative_to(SRC)}{' -> ' + deps if deps else ''}")
     bad = ([f"up: {a} -> {b}" for a, b in upward_includes()]
            + [f"use: {f} uses {n} ({layer})" for f, n, layer in upward_uses()]
+           + [f"defined above its header: {n} ({h}, {c})" for n, h, c in defined_above_declared()]
            + [f"circle: {' -> '.join(map(str, c))}" for c in circles()])
     print("\n".join(bad) or "no upward arrow, no circle")
     sys.exit(1 if bad else 0)

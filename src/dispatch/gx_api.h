@@ -13,6 +13,25 @@
 /* The instruction sets (enum GX_ISA_*, GX_NISA) and their table. */
 #include "gx_isas.h"
 
+/* The op table's columns (gx_ops.h), for code that cannot expand the macro
+ * (Cython, bench/bits_harness.c). */
+int gx_nops(void);
+const char *gx_op_name(int op);   /* NULL outside 0 <= op < gx_nops() */
+const char *gx_op_doc(int op);
+int gx_nin(int op);               /* 0 outside the table */
+int gx_op_base(int op);           /* -1 outside the table */
+int gx_op_kind(int op);           /* GX_PLAIN ... GX_DGATE; -1 outside the table */
+const char *gx_kind_name(int kind); /* "plain" ... "dgate"; NULL outside GX_PLAIN ... GX_DGATE */
+
+/* The ISA table's columns (gx_isas.h), likewise. */
+int gx_nisa(void);
+const char *gx_isa_name(int isa);     /* NULL outside 0 <= isa < gx_nisa() */
+const char *gx_isa_target(int isa);
+const char *gx_isa_vreg(int isa);
+int gx_isa_level(int isa);            /* -1 outside the table */
+int gx_isa_cpu(int isa);              /* 1 if this CPU runs the path */
+int gx_isa_f32_pieces(int isa);       /* its float32 tables: 8 (gx_lut8.h) or 32 (gx_lut.h) */
+
 /* The data pointer of a ufunc loop (src/python/_ufuncs.pyx) carries (op, dt) as
  * (op << 2) | dt: dt in the low 2 bits. */
 typedef char gx_ndt_fits_2_bits[GX_NDT <= 4 ? 1 : -1];
