@@ -266,8 +266,8 @@ static GX_NOINLINE int GX_FN(pack_f32)(uint64_t *bad, int m, int want, const flo
             __mmask16 mc = gx_avx512_chunk(bad, m, want, c);
             const __m512 xv = _mm512_maskz_loadu_ps(mc, xs + 16 * c);
             const __m512 gv = gs ? _mm512_maskz_loadu_ps(mc, gs + 16 * c) : xv;
-            const __mmask16 id = idk ? _mm512_mask_cmp_ps_mask(mc, xv, vxg, _CMP_GE_OQ) : 0;
-            if (id) {           /* x >= xg: the identity now, and out of the mask put_f32 reads */
+            if (idk) {          /* x >= xg: the identity now, and out of the mask put_f32 reads */
+                const __mmask16 id = _mm512_mask_cmp_ps_mask(mc, xv, vxg, _CMP_GE_OQ);
                 const __m512 v = idk == GX_ID_X ? xv : _mm512_mul_ps(idk == GX_ID_G ? gv : xv, idk == GX_ID_G ? one : gv);
                 _mm512_mask_storeu_ps(ob + 16 * c, id, v);
                 mc = (__mmask16)(mc & ~id);
