@@ -9,12 +9,18 @@ at one thread and at torch's thread count.  Issue 47's tables: per call at
 torch.relu, the cost of a C++ op); the alternating pattern (a torch op, then
 the GELU, both allocating) with minor page faults per pair; torch.profiler
 time per GELU call inside the real MiniLM (float32 and bfloat16, 1 and 2
-threads); and (not with --quick) the torch.compile'd MiniLM.
+threads); and (not with --quick) the torch.compile'd MiniLM.  Issue 57:
+``--compiled`` alone times compiled unpatched against compiled patched for
+MiniLM and a BERT-base FFN, float32 and bfloat16, 1 and 2 threads, eager,
+torch.compile's default, max-autotune-no-cudagraphs and freezing.
 
 Usage::
 
     python bench/torch_layer.py [--quick] [--tokens 4096] [--json FILE]
                                 [--only-issue47] [--kernels python|cpp|both]
+    python bench/torch_layer.py --compiled [--dtypes float32,bfloat16]
+                                [--modes eager,default,max-autotune-no-cudagraphs,freezing]
+                                [--models minilm,ffn]
 
 Every table compares entries timed side by side in one process, interleaved
 (``gelu_ext.jobs._common.measure``); ratios are torch's time over ours (> 1:
@@ -514,31 +520,105 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
     return out
 
 
-def compiled(loaded, budget, batch_size=8, seq=64, dtype=torch.float32):
-    """torch.compile (inductor) of MiniLM at batch x seq in dtype: compiled
-    patched against compiled unpatched (and both eager)."""
-    if loaded is None:
-        return None
-    plain, patched = _minilm_pair(loaded, dtype)
-    batch = _minilm_batch(batch_size, seq)
-    models = {"eager unpatched": plain, "eager patched": patched,
-              "compiled unpatched": torch.compile(plain), "compiled patched": torch.compile(patched)}
+# How the compiled rows compile: torch.compile's default, its
+# max-autotune-no-cudagraphs mode, and inductor's freezing (inference: the
+# weights become constants, oneDNN-packed, and a linear's pointwise
+# successor can become a oneDNN post-op -- bfloat16's GELU does, ours cannot).
+_COMPILE_MODES = ("eager", "default", "max-autotune-no-cudagraphs", "freezing")
 
-    def run(m):
-        def f():
-            with torch.inference_mode():
-                return m(**batch).last_hidden_state
-        return f
 
-    calls = {k: run(m) for k, m in models.items()}
-    for f in calls.values():
-        f()                                # compiles
-    t = _common.measure(calls, min_sample=0.0, min_repeats=5, max_repeats=25, budget=budget)
-    r = t["compiled unpatched"].median / t["compiled patched"].median
-    table(f"torch.compile'd all-MiniLM-L6-v2, {batch_size} x {seq}, {_name(dtype)} (median ms); "
-          f"compiled unpatched / compiled patched = {r:.2f}x",
-          [f"{k:19s} {v.median * 1e3:9.2f}" for k, v in t.items()], "model                  ms")
-    return {k: v.median for k, v in t.items()}
+def _compile(m, mode):
+    if mode == "eager":
+        return m
+    if mode == "max-autotune-no-cudagraphs":
+        return torch.compile(m, mode=mode)
+    return torch.compile(m)
+
+
+def _bert_ffn_pair(dtype):
+    """(unpatched, patched) BERT-base FFN: Linear 768->3072, GELU, Linear 3072->768."""
+    models = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        models.append(torch.nn.Sequential(torch.nn.Linear(768, 3072), torch.nn.GELU(),
+                                          torch.nn.Linear(3072, 768)).to(dtype).eval())
+    gt.patch_model(models[1])
+    return models
+
+
+def compiled(loaded, budget, dtypes=(torch.float32,), modes=("eager", "default"),
+             models=("minilm",), thread_counts=None, idle_wait=60.0):
+    """Compiled patched against compiled unpatched, each of ``modes``
+    (_COMPILE_MODES; eager: not compiled) in each of ``dtypes`` at each of
+    ``thread_counts``: all-MiniLM-L6-v2 at 8 x 64 ("minilm") and a BERT-base
+    FFN over 512 tokens ("ffn"), inference (no_grad: freezing needs it).
+    Each (model, dtype, mode) compiles its pair afresh (torch._dynamo.reset:
+    the pairs share one forward, and dynamo's cache per code object would
+    fill) and times it at every thread count, the machine idle first where
+    it becomes so within ``idle_wait`` seconds; the "other" column is the
+    CPUs other processes kept busy meanwhile (on 2 cores every parallel
+    region can then wait for a descheduled thread, and a graph with one
+    more region loses more)."""
+    thread_counts = thread_counts or _thread_counts()
+    rows, res = [], {}
+    for model in models:
+        if model == "minilm" and loaded is None:
+            continue
+        for dtype in dtypes:
+            if model == "minilm":
+                plain, patched = _minilm_pair(loaded, dtype)
+                batch = _minilm_batch(8, 64)
+                shape = "8 x 64"
+
+                def call(m):
+                    return lambda: m(**batch).last_hidden_state
+            else:
+                plain, patched = _bert_ffn_pair(dtype)
+                x = torch.randn(512, 768, dtype=dtype, generator=torch.Generator().manual_seed(0))
+                shape = "512 x 768"
+
+                def call(m):
+                    return lambda: m(x)
+            for mode in modes:
+                torch._dynamo.reset()
+                t0 = time.perf_counter()
+                calls = {}
+                with torch._inductor.config.patch(freezing=mode == "freezing"), torch.no_grad():
+                    for k, m in (("unpatched", plain), ("patched", patched)):
+                        f = call(_compile(m, mode))
+                        f()                                    # compiles
+                        calls[k] = f
+                compile_s = time.perf_counter() - t0
+
+                def run(f):
+                    def g():
+                        with torch.no_grad():
+                            return f()
+                    return g
+
+                timed = {k: run(f) for k, f in calls.items()}
+                for nt in thread_counts:
+                    with _Threads(nt):
+                        _common.OtherLoad.wait(idle_wait)
+                        with _common.OtherLoad() as load:
+                            t = _common.measure(timed, min_sample=0.0, min_repeats=15,
+                                                max_repeats=41, budget=budget)
+                    u, p = t["unpatched"].median, t["patched"].median
+                    other = float("nan") if load.cpus is None else load.cpus
+                    res[f"{model} {_name(dtype)} {mode} {nt}"] = {
+                        "unpatched": u, "patched": p, "compile_s": compile_s, "other_cpus": other}
+                    rows.append(f"{model:7s} {shape:10s} {_name(dtype):9s} {mode:27s} {nt:3d} "
+                                f"{u * 1e3:9.2f} {p * 1e3:9.2f}   {u / p:5.2f}x   {other:5.2f}"
+                                f"   {compile_s:6.1f}")
+                    _common.progress(rows[-1])
+    torch._dynamo.reset()
+    table("Compiled (inductor) unpatched vs patched, inference: all-MiniLM-L6-v2 and a BERT-base "
+          "FFN (Linear 768->3072, GELU, Linear 3072->768); median ms, interleaved; ratio "
+          "unpatched / patched (> 1: patched faster); other: CPUs other processes kept busy "
+          "meanwhile; compile: seconds for both models",
+          rows, "model   shape      dtype     mode                        thr unpatched   "
+                "patched   ratio   other  compile")
+    return res
 
 
 def threads(tokens, d, h, repeats):
@@ -581,6 +661,14 @@ def _dtypes(text):
     return tuple(getattr(torch, t) for t in text.split(","))
 
 
+def _modes(text):
+    """'default,freezing' -> ('default', 'freezing')."""
+    bad = [t for t in text.split(",") if t not in _COMPILE_MODES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{', '.join(bad)}: not one of {', '.join(_COMPILE_MODES)}")
+    return tuple(text.split(","))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
@@ -598,9 +686,17 @@ def main(argv=None):
     p.add_argument("--in-model", metavar="SHAPES", type=_shapes,
                    help="only the in-model table, at these batch x seq shapes (e.g. 1x16,8x64)")
     p.add_argument("--compiled", action="store_true",
-                   help="only the compiled-model rows, in each of --dtypes")
-    p.add_argument("--dtypes", type=_dtypes, default="float32,bfloat16,float16",
-                   help="with --in-model or --compiled: its dtypes, default float32,bfloat16,float16")
+                   help="only the compiled-model rows: MiniLM and a BERT-base FFN, in each of "
+                        "--dtypes and --modes, at 1 and 2 threads")
+    p.add_argument("--idle-wait", type=float, default=60.0, metavar="SECONDS",
+                   help="with --compiled: how long each row waits for an idle machine (default 60)")
+    p.add_argument("--models", type=lambda t: tuple(t.split(",")), default=("minilm", "ffn"),
+                   help="with --compiled: minilm, ffn or both (default)")
+    p.add_argument("--dtypes", type=_dtypes, default=None,
+                   help="with --in-model or --compiled: its dtypes, default float32,bfloat16,float16 "
+                        "(--compiled: float32,bfloat16)")
+    p.add_argument("--modes", type=_modes, default=_COMPILE_MODES,
+                   help=f"with --compiled: how to compile, default {','.join(_COMPILE_MODES)}")
     a = p.parse_args(argv)
     import gelu_ext.torch
     kernels = a.kernels or gelu_ext.torch.kernels()
@@ -626,9 +722,11 @@ def main(argv=None):
     if a.in_model or a.compiled:
         doc = {"machine": info}
         if a.in_model:
-            doc["in_model"] = in_model(loaded, a.in_model, a.dtypes, counts, rounds)
+            doc["in_model"] = in_model(loaded, a.in_model, a.dtypes or dtypes, counts, rounds)
         if a.compiled:
-            doc["compiled"] = {_name(dt): compiled(loaded, budget, dtype=dt) for dt in a.dtypes}
+            doc["compiled"] = compiled(loaded, budget, dtypes=a.dtypes or (torch.float32, torch.bfloat16),
+                                       modes=a.modes, models=a.models, thread_counts=counts,
+                                       idle_wait=a.idle_wait)
         if a.json:
             _common.write_json(a.json, doc)
         return 0

@@ -100,3 +100,10 @@ def test_ctrl_c_inside_a_progress_line_still_prints_its_own_line(tmp_path):
     r = python_child(["-c", _PARTIAL_LINE_CHILD], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 130, r.stderr
     assert r.stderr.splitlines()[-2:] == ["job: step 1", "job: interrupted"], r.stderr
+
+
+def test_other_load_is_a_count_of_cpus_or_none():
+    with _common.OtherLoad() as w:
+        sum(range(10000))
+    assert w.cpus is None or 0.0 <= w.cpus
+    assert _common.OtherLoad.wait(0) in (True, False)

@@ -308,6 +308,54 @@ def medians(calls, repeats):
                                            max_repeats=repeats, budget=0.0).items()}
 
 
+def _busy_ticks():
+    """CPU ticks the whole machine has spent busy (user, nice, system, irq,
+    softirq: /proc/stat's first line), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            user, nice, system, _idle, _iowait, irq, softirq = (int(t) for t in f.readline().split()[1:8])
+    except (OSError, ValueError):
+        return None
+    return user + nice + system + irq + softirq
+
+
+class OtherLoad:
+    """CPUs that processes other than this one kept busy around a
+    measurement (the machine's busy time from /proc/stat minus this
+    process's own), so that a table timed beside someone else's work says
+    so: on 2 cores every parallel region of ours or torch's can wait for a
+    thread the other work descheduled.  ``with OtherLoad() as w: ...``, then
+    ``w.cpus`` (None where /proc/stat is absent).  ``OtherLoad.wait(s)``
+    first waits up to ``s`` seconds for a second in which others kept
+    under a tenth of a CPU busy, and says whether one came."""
+
+    _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def __enter__(self):
+        self.t0, self.busy0, self.own0 = time.perf_counter(), _busy_ticks(), sum(os.times()[:2])
+        self.cpus = None
+        return self
+
+    def __exit__(self, *exc):
+        busy = _busy_ticks()
+        if busy is not None and self.busy0 is not None:
+            wall = max(time.perf_counter() - self.t0, 1e-9)
+            own = sum(os.times()[:2]) - self.own0
+            self.cpus = max(0.0, (busy - self.busy0) / self._TICK - own) / wall
+        return False
+
+    @staticmethod
+    def wait(seconds):
+        end = time.perf_counter() + seconds
+        while True:
+            with OtherLoad() as w:
+                time.sleep(1.0)
+            if w.cpus is None or w.cpus < 0.1:
+                return True
+            if time.perf_counter() >= end:
+                return False
+
+
 # --------------------------------------------------------- argument checks --
 
 def int_at_least(lo):
