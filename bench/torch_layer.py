@@ -527,6 +527,13 @@ def in_model(loaded, shapes, dtypes, thread_counts, rounds):
 _COMPILE_MODES = ("eager", "default", "max-autotune-no-cudagraphs", "freezing")
 
 
+def _cpp_stats():
+    from gelu_ext.torch import _cpp
+    if hasattr(_cpp, "_threading_stats"):
+        return _cpp._threading_stats()
+    return {"threaded": 0, "stalls": 0, "serial": 0}     # a tree before the back-off
+
+
 def _compile(m, mode):
     if mode == "eager":
         return m
@@ -600,24 +607,31 @@ def compiled(loaded, budget, dtypes=(torch.float32,), modes=("eager", "default")
                 for nt in thread_counts:
                     with _Threads(nt):
                         _common.OtherLoad.wait(idle_wait)
+                        s0 = _cpp_stats()
                         with _common.OtherLoad() as load:
                             t = _common.measure(timed, min_sample=0.0, min_repeats=15,
                                                 max_repeats=41, budget=budget)
+                        s1 = _cpp_stats()
                     u, p = t["unpatched"].median, t["patched"].median
                     other = float("nan") if load.cpus is None else load.cpus
+                    serial = {k: s1[k] - s0[k] for k in s1}
                     res[f"{model} {_name(dtype)} {mode} {nt}"] = {
-                        "unpatched": u, "patched": p, "compile_s": compile_s, "other_cpus": other}
+                        "unpatched": u, "patched": p, "compile_s": compile_s, "other_cpus": other,
+                        "cpp_threading": serial}
+                    calls = serial["threaded"] + serial["serial"]
                     rows.append(f"{model:7s} {shape:10s} {_name(dtype):9s} {mode:27s} {nt:3d} "
                                 f"{u * 1e3:9.2f} {p * 1e3:9.2f}   {u / p:5.2f}x   {other:5.2f}"
-                                f"   {compile_s:6.1f}")
+                                f"   {compile_s:6.1f}   "
+                                + (f"{serial['serial']:5d}/{calls}" if calls else "    -"))
                     _common.progress(rows[-1])
     torch._dynamo.reset()
     table("Compiled (inductor) unpatched vs patched, inference: all-MiniLM-L6-v2 and a BERT-base "
           "FFN (Linear 768->3072, GELU, Linear 3072->768); median ms, interleaved; ratio "
           "unpatched / patched (> 1: patched faster); other: CPUs other processes kept busy "
-          "meanwhile; compile: seconds for both models",
+          "meanwhile; compile: seconds for both models; serial: our large calls run on one "
+          "thread after a stall, of all (the C++ kernels' back-off, csrc/ops.cpp)",
           rows, "model   shape      dtype     mode                        thr unpatched   "
-                "patched   ratio   other  compile")
+                "patched   ratio   other  compile   serial")
     return res
 
 

@@ -309,6 +309,31 @@ def test_cpp_autograd_gate_passes_python_errors_through(restore):
         gt.OPS["swiglu"](x, torch.zeros(4, dtype=torch.int64))
 
 
+# ------------------------------------------------------- the back-off --
+
+@needs_built
+def test_every_large_call_on_two_threads_is_threaded_or_backing_off(restore):
+    # ops.cpp judges each threaded call (a stall: slower than one thread), and
+    # after a stall runs the next ones on the caller alone; which of the two a
+    # call does depends on the machine's load, not on the call
+    _cpp.use(True)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        x = torch.randn(1 << 18)
+        want = torch.from_numpy(gelu_ext.gelu_erf(x.numpy()))
+        small = torch.randn(64)
+        before = _cpp._threading_stats()
+        for _ in range(10):
+            np.testing.assert_array_equal(_bits(gt.OPS["gelu"](x, "none")), _bits(want))
+            gt.OPS["gelu"](small, "none")           # below the threshold: neither
+        after = _cpp._threading_stats()
+    finally:
+        torch.set_num_threads(saved)
+    d = {k: after[k] - before[k] for k in after}
+    assert d["threaded"] + d["serial"] == 10 and 0 <= d["stalls"] <= d["threaded"], d
+
+
 # ------------------------------------------------------ the kept block --
 
 @pytest.fixture

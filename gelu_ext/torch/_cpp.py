@@ -97,6 +97,16 @@ def _kept_bytes():
     return sum(module.kept_bytes() for module in _LOADED.values())
 
 
+def _threading_stats():
+    """The C++ kernels' back-off counters, summed: calls judged threaded,
+    stalls among them, calls run on the caller alone after one."""
+    out = {"threaded": 0, "stalls": 0, "serial": 0}
+    for module in _LOADED.values():
+        for k, v in module.threading_stats().items():
+            out[k] += v
+    return out
+
+
 def _built():
     """(path, torch version it was built against or None) of the
     installed gelu_ext.torch._C, found without importing it; None where it
