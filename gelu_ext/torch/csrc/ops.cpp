@@ -100,8 +100,6 @@ struct Row {
   std::vector<Part> parts[2][4];  // [none, tanh][dtype slot]
 };
 
-// ------------------------------------------------------------- running --
-
 // ------------------------------------------------------------ the back-off --
 // On cores shared with other work a thread of torch's pool can be
 // descheduled holding its share, and the parallel region then waits for it
