@@ -1,19 +1,19 @@
 """Where the float32 kernels return an op's identity: every float32 x >= xg.
 
-    python bench/identity.py [--ops silu_grad,...]
+    python bench/identity.py [--ops gelu_erf_grad,gelu_tanh_grad]
 
 From x = xg on (src/tables/fit_lut.py, identity_from; per table, in the
-generated headers) the vector loops and the scalar twins return x for the
-sigmoid family's forward and g for every derivative (src/math/gx_lut.h,
-gx_lut_ok), where the general formula ran before.  That gives the same bits
-if the function is within 2^-25 (half a float32 ULP, relative, at worst) of
-its identity there: the double result times g (or x) then rounds to g (x)
-for every float32 g.  This checks it for every float32 x >= xg, +inf
+generated headers: the exact and tanh GELU derivatives) the split driver
+returns g for the derivative times g, where the general formula ran before
+(src/kernels/gx_k_split.h; the scalar twins, src/math/gx_lut.h, likewise).
+That gives the same bits if the derivative is within 2^-25 (half a float32
+ULP, relative, at worst) of 1 there: the double result times g then rounds
+to g for every float32 g.  This checks it for every float32 x >= xg, +inf
 included, on the float64 kernels (within ~1.3 ULP of double): |f'(x) - 1|
-and |f(x) / x - 1| below 2^-25 - 2^-40.  The float32 kernels' own bits
-against the general formula's were checked once, on the build before xg,
-for every such x and three sets of g (1, 2 - 2^-23 and random bit
-patterns): bench/ab.py --every-float32 compares two builds the same way.
+below 2^-25 - 2^-40.  The float32 kernels' own bits against the general
+formula's were checked on the build before xg, for every such x and three
+sets of g (1, 2 - 2^-23 and random bit patterns); bench/ab.py
+--every-float32 compares two builds that way.
 """
 import argparse
 import os
@@ -33,7 +33,8 @@ BOUND = 2.0 ** -25 - 2.0 ** -40
 
 
 def worst(name, xg):
-    """max over every float32 x >= xg of |f'(x) - 1| or |f(x)/x - 1| (float64)"""
+    """max over every float32 x >= xg of |f'(x) - 1| (or, for a forward op,
+    |f(x)/x - 1|), float64"""
     f = getattr(U, name)
     lo = int(np.float32(xg).view(np.uint32))
     top = int(np.float32(np.inf).view(np.uint32))
