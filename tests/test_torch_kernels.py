@@ -94,10 +94,16 @@ def test_env_other_values_are_an_error_naming_the_variable(value, restore):
         _cpp._select({_cpp.ENV: value})
 
 
-def test_not_built_and_not_buildable_python_silently(restore, monkeypatch):
+def _unbuilt(monkeypatch, buildable):
+    """The C++ kernels not built here, could (buildable) or could not be, and
+    no warning given yet in this process."""
     monkeypatch.setattr(_cpp, "_built", lambda: None)
-    monkeypatch.setattr(_cpp, "_buildable", lambda: False)
+    monkeypatch.setattr(_cpp, "_buildable", lambda: buildable)
     monkeypatch.setattr(_cpp, "_WARNED", [])
+
+
+def test_not_built_and_not_buildable_python_silently(restore, monkeypatch):
+    _unbuilt(monkeypatch, buildable=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _cpp._select({})
@@ -116,18 +122,14 @@ def _python_with_one_warning(match):
 
 
 def test_not_built_where_buildable_python_with_one_warning_saying_how(restore, monkeypatch):
-    monkeypatch.setattr(_cpp, "_built", lambda: None)
-    monkeypatch.setattr(_cpp, "_buildable", lambda: True)
-    monkeypatch.setattr(_cpp, "_WARNED", [])
+    _unbuilt(monkeypatch, buildable=True)
     _python_with_one_warning(r"runs its Python kernels: its C\+\+ kernels .* were not built.*"
                              r"pip install --no-build-isolation '\.\[torch\]'.*GELU_EXT_TORCH_CPP=1 to build them on "
                              r"first use; GELU_EXT_TORCH_CPP=0 chooses the Python kernels without this warning")
 
 
 def test_env_0_where_buildable_python_silently(restore, monkeypatch):
-    monkeypatch.setattr(_cpp, "_built", lambda: None)
-    monkeypatch.setattr(_cpp, "_buildable", lambda: True)
-    monkeypatch.setattr(_cpp, "_WARNED", [])
+    _unbuilt(monkeypatch, buildable=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _cpp._select({_cpp.ENV: "0"})
