@@ -1,14 +1,13 @@
 """gelu_ext: exact and fast GELU, tanh-GELU, ReLU, SiLU, quick GELU and the
 gated SwiGLU/GEGLU for NumPy arrays.
 
-The thin functions ``fast_gelu``, ``fast_gelu_grad``, ``relu``,
-``relu_grad``, ``silu``, ``silu_grad``, ``quick_gelu``, ``quick_gelu_grad``,
-``swiglu``, ``geglu`` and their gradients are what most code calls.  Under
-them are real NumPy ufuncs (``gelu_erf``, ``gelu_tanh``, ``relu``, ``silu``,
-``quick_gelu``, the fused-bias ``*_bias`` forms, the gated forms and the
-``*_grad`` gradients, the GELU ones also named ``*_backward``) that work on any shape,
-stride and dtype NumPy can cast to a float, with ``out=``, ``where=`` and
-``__array_ufunc__``.  ``activation(name)`` maps a Hugging Face model config's
+The thin functions (``fast_gelu``, ``relu``, ``silu``, ``swiglu``, ...,
+each with its ``*_grad``) are what most code calls.  Under them are real
+NumPy ufuncs, one per op of the op spec (``gelu_ext/_spec.py``; the README's
+table lists them): each activation, its fused-bias and gated variants and
+their derivatives, the older ones also under their 0.1.0 ``*_backward``
+names.  They work on any shape, stride and dtype NumPy can cast to a float,
+with ``out=``, ``where=`` and ``__array_ufunc__``.  ``activation(name)`` maps a Hugging Face model config's
 activation name (``"gelu_new"``, ``"silu"``, ...) to the function computing it.
 
 >>> import numpy as np

@@ -12,7 +12,8 @@
  *   NAME    public ufunc name; derivatives end in "_grad" (the ReLU and
  *           GELU ones are also "..._backward", their names in release
  *           0.1.0: gelu_ext/__init__.py)
- *   KERNEL  kernel name in gx_k_ops.h (gx_k_KERNEL_f32_ISA, ..._f64_ISA)
+ *   KERNEL  the name as an identifier: its kernels in gx_k_ops.h are
+ *           gx_k_KERNEL_f32_ISA, ..._f64_ISA
  *   NIN     inputs: x, then g for a derivative, then b for a fused bias;
  *           (gate, up) for a gated op, (gate, up, g) for its gate gradient
  *   KIND    GX_PLAIN, GX_BIAS, GX_GATE or GX_DGATE (below): how the inputs
@@ -20,8 +21,9 @@
  *   BASE    the op whose formula this one runs (ID itself if GX_PLAIN)
  *   DOC     the ufunc's docstring (NumPy prepends the signature)
  *
- * Adding an op: its formula in gx_math.h, its kernel in gx_k_ops.h,
- * its entry in gelu_ext/_spec.py, its tests (see README, "Adding an op").
+ * Adding an op: its formulas in gx_math.h, its record in gelu_ext/_spec.py
+ * (which also generates its kernels, gx_k_ops.h), its tests (see README,
+ * "Adding an op").
  * Rows may be appended or reordered freely: nothing depends on an op's number.
  */
 #ifndef GX_OPS_H

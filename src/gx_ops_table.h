@@ -40,9 +40,9 @@
       "(s + x s (1 - s)) * g, s = sigmoid(x): the backward pass of SiLU.") \
     X(GX_OP_QUICK_GELU_GRAD, "quick_gelu_grad", quick_gelu_grad, 2, GX_PLAIN, GX_OP_QUICK_GELU_GRAD, \
       "(s + 1.702 x s (1 - s)) * g, s = sigmoid(1.702 x): the backward pass\n" "of quick GELU.") \
-    X(GX_OP_GELU_ERF_BIAS_GRAD, "gelu_erf_bias_grad", gelu_erf_grad_bias, 3, GX_BIAS, GX_OP_GELU_ERF_GRAD, \
+    X(GX_OP_GELU_ERF_BIAS_GRAD, "gelu_erf_bias_grad", gelu_erf_bias_grad, 3, GX_BIAS, GX_OP_GELU_ERF_GRAD, \
       "gelu_erf_grad(x + b, g) in one pass.") \
-    X(GX_OP_GELU_TANH_BIAS_GRAD, "gelu_tanh_bias_grad", gelu_tanh_grad_bias, 3, GX_BIAS, GX_OP_GELU_TANH_GRAD, \
+    X(GX_OP_GELU_TANH_BIAS_GRAD, "gelu_tanh_bias_grad", gelu_tanh_bias_grad, 3, GX_BIAS, GX_OP_GELU_TANH_GRAD, \
       "gelu_tanh_grad(x + b, g) in one pass.") \
     X(GX_OP_SWIGLU_DGATE, "swiglu_dgate", swiglu_dgate, 3, GX_DGATE, GX_OP_SILU_GRAD, \
       "silu_grad(gate, up * g): the gate's gradient of swiglu(gate, up).") \

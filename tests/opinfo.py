@@ -146,8 +146,8 @@ def torch_form(ufunc):
     one out."""
     from gelu_ext.torch import _forms
     for t in _spec.TORCH_OPS:
-        for k, mode in (("erf", "none"), ("tanh", "tanh")):
-            if t.grad and t.kind == "plain" and t.ufuncs[0][0].format(k) == ufunc:
+        for mode in _spec.MODES:
+            if t.grad and t.kind == "plain" and t.ufunc(mode) == ufunc:
                 extra = (mode,) if t.has_approximate else ()
                 return lambda z, f=_forms.TORCH_FORMS[t.name], e=extra: f(z, *e)
     raise LookupError(f"no plain torch op runs {ufunc}")

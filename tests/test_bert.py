@@ -195,8 +195,9 @@ def test_config_activation_we_do_not_compute_is_a_clear_error(hidden_act, tmp_pa
     (tmp_path / "config.json").write_text(json.dumps(dict(TINY, hidden_act=hidden_act)))
     with pytest.raises(ValueError, match=rf"config hidden_act '{hidden_act}' is not an "
                                          rf"activation gelu_ext computes: name must be one "
-                                         rf"of 'gelu', .*'swish'"):
+                                         rf"of ") as e:
         bert.load_config(tmp_path)
+    assert all(f"'{name}'" in str(e.value) for name in _spec.HF_NAMES)
     ids, mask, _ = tiny_batch()
     with pytest.raises(ValueError, match=rf"config hidden_act '{hidden_act}'"):
         bert.encode(tiny_params(), dict(TINY, hidden_act=hidden_act), ids, mask)

@@ -177,7 +177,8 @@ def test_ctrl_c_during_bench(tmp_path):
 
 # The other jobs share the guard (gelu_ext.jobs._common.ctrl_c_exits) and the
 # dispatcher with bench: the quick tier runs bench's, the full run every
-# job's (and CI runs this file ten times with the peers installed).
+# job's (and CI, with the peers installed, runs this file once whole and
+# its Ctrl-C cases five times more).
 
 
 # find_spec, not import: a scikit-learn that exists but fails to import must fail

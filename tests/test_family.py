@@ -231,7 +231,7 @@ def _gated():
         fwd, grad = getattr(gelu_ext, t.name), getattr(gelu_ext, t.grad)
         for mode in (("none", "tanh") if t.has_approximate else (None,)):
             extra = () if mode is None else (mode,)
-            act = OPINFO[OPINFO[t.ufuncs[0][0].format("tanh" if mode == "tanh" else "erf")].base]
+            act = OPINFO[OPINFO[t.ufunc(mode)].base]
             act_grad = OPINFO[act.grad]
             yield t.name + ("_tanh" if mode == "tanh" else ""), Gated(
                 t.name, extra,

@@ -109,8 +109,7 @@ def _public_ops():
         fn = getattr(gelu_ext, t.name)
         for mode in (("none", "tanh") if t.has_approximate else (None,)):
             extra = () if mode is None else (mode,)
-            base = _ufuncs.OPS[_ufuncs.OPS[t.ufuncs[0][0].format(
-                "tanh" if mode == "tanh" else "erf")].base]
+            base = _ufuncs.OPS[_ufuncs.OPS[t.ufunc(mode)].base]
             ops.append(Op(t.name + (f"[{mode}]" if mode else ""), ("x", "u"), base.name,
                           lambda v, out, fn=fn, e=extra: fn(v["x"], v["u"], *e, out=out),
                           compose=lambda v, b=base.ufunc: mul(b(v["x"]), v["u"])))

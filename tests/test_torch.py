@@ -141,9 +141,9 @@ def ufunc_reference(name, tensors, extra):
     # the spec's ufunc(s) of the op, on its operands in the ufunc's order
     # (that these are the right functions is test_torch_func's comparison
     # with torch's own)
-    k = "tanh" if extra and extra[0] == "tanh" else "erf"
-    res = tuple(getattr(gelu_ext._ufuncs, uf.format(k))(*[arrs[i] for i in idx])
-                for uf, idx in _spec.TORCH_OP[name].ufuncs)
+    t = _spec.TORCH_OP[name]
+    res = tuple(getattr(gelu_ext._ufuncs, t.ufunc(extra[0] if extra else None, i))(
+                    *[arrs[j] for j in out.operands]) for i, out in enumerate(t.ufuncs))
     res = res if isinstance(res, tuple) else (res,)
     if dt == torch.bfloat16:
         return [np.asarray(r).view(np.int16) for r in res]

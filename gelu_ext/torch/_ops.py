@@ -174,18 +174,20 @@ def _fake(ufuncs, names, tensors):
 
 # -------------------------------------------------------------- the table --
 # The ops are the op spec's TORCH_OPS (gelu_ext/_spec.py), one TorchOp each:
-# schema, (ufunc, operand indices) per output, tensor argument names, form,
-# gradient op, first and second derivatives.  Here each ufunc name is
-# resolved: {approximate: ufunc} where the name has "{}" for erf/tanh.
+# schema, (ufunc per approximate, operand indices) per output, tensor
+# argument names, kind, gradient op, first and second derivatives.  Here
+# each ufunc name is resolved: {approximate: ufunc} for an op that takes
+# approximate, the ufunc itself otherwise.
 
-def _resolve(name):
-    if "{}" in name:
-        return {a: getattr(_ufuncs, name.format(k)) for a, k in _APPROXIMATE.items()}
-    return getattr(_ufuncs, name)
+def _resolve(names, has_approximate):
+    if has_approximate:
+        return {a: getattr(_ufuncs, names[a]) for a in _APPROXIMATE}
+    return getattr(_ufuncs, names["none"])
 
 
 _OPS = {t.name: t for t in _spec.TORCH_OPS}
-_UFUNCS = {t.name: [(_resolve(uf), idx) for uf, idx in t.ufuncs] for t in _spec.TORCH_OPS}
+_UFUNCS = {t.name: [(_resolve(out.ufunc, t.has_approximate), out.operands) for out in t.ufuncs]
+           for t in _spec.TORCH_OPS}
 
 
 def _pick(ufuncs, approximate):
@@ -306,16 +308,18 @@ def _python_cpu_kernels(on):
 
 
 def _cpp_table():
-    """The C++ kernels' table (gelu_ext/torch/csrc/ops.cpp, register_ops):
-    per op its tensor arguments' names, whether it takes approximate, and
-    per (approximate, dtype) the (loop code, operand indices) of each output
-    -- the fast path's table (``_fast_table``), one source for both."""
+    """The C++ kernels' table (gelu_ext/torch/csrc/ops.cpp, register_ops),
+    one record per op: its tensor arguments' names, whether it takes
+    approximate, and per (approximate, dtype) the loop code and operand
+    indices of each output -- the fast path's table (``_fast_table``), one
+    source for both."""
     rows = []
     for name, spec in _OPS.items():
-        entries = [(0 if approximate in (None, "none") else 1, _DT_NAMES[dt],
-                    [(code, list(idx)) for code, idx in codes])
+        entries = [{"approximate": 0 if approximate in (None, "none") else 1, "dtype": _DT_NAMES[dt],
+                    "outputs": [{"loop": code, "operands": list(idx)} for code, idx in codes]}
                    for (approximate, dt), codes in _fast_table(_UFUNCS[name], spec.has_approximate).items()]
-        rows.append((name, list(spec.args), spec.has_approximate, entries))
+        rows.append({"name": name, "args": list(spec.args), "approximate": spec.has_approximate,
+                     "entries": entries})
     return rows
 
 
@@ -426,9 +430,9 @@ def _jvp_for(spec):
 
 def _d2_of(spec):
     """(second derivative by approximate, or the one of an op without it)."""
-    if "{}" in spec.d2:
-        return {a: _D2[spec.d2.format(k)] for a, k in _APPROXIMATE.items()}
-    return _D2[spec.d2]
+    if spec.has_approximate:
+        return {a: _D2[spec.d2[a]] for a in _APPROXIMATE}
+    return _D2[spec.d2["none"]]
 
 
 def _second(d2, x):

@@ -338,3 +338,30 @@ GX_INLINE void gx_full_f64(const double *x, double *o, int n, gx_el1_f64 f)
     _Pragma("omp simd")
     for (int j = 0; j < n; j++) o[j] = f(x[j]);
 }
+
+/* A row of GX_F32_SPLITS (gx_split_rows.h) as a gx_split_row, indexed by its
+ * op (gx_k_ops.h builds GX_FN(split_rows) with it): the table loop, the table
+ * of this path, the formula for the rest and, ONE16, the 16-bit one-pass
+ * loops this ISA has. */
+#ifdef GX_VEC16
+#ifdef GX_HAVE_STORE_BN
+#define GX_ONE_PASS_LOOPS(LOOP) GX_FN(LOOP##_f16), GX_FN(LOOP##_bf16), GX_FN(LOOP##_bf16_insn)
+#else
+#define GX_ONE_PASS_LOOPS(LOOP) GX_FN(LOOP##_f16), GX_FN(LOOP##_bf16), NULL
+#endif
+#else
+#define GX_ONE_PASS_LOOPS(LOOP) NULL, NULL, NULL
+#endif
+#if defined(GX_VEC16) && GX_VF_W >= 16
+#define GX_ONE_PASS_F16(LOOP) GX_FN(LOOP##_f16), NULL, NULL
+#else
+#define GX_ONE_PASS_F16(LOOP) NULL, NULL, NULL
+#endif
+/* the ONE16 column's values: 0, 1 (both types), F16 (float16 only) */
+#define GX_ONE16_0(LOOP) NULL, NULL, NULL
+#define GX_ONE16_1(LOOP) GX_ONE_PASS_LOOPS(LOOP)
+#define GX_ONE16_F16(LOOP) GX_ONE_PASS_F16(LOOP)
+#define GX_SPLIT_ROW(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)     \
+    [GX_KID_##KERNEL] = { NIN, GATE, GX_FN(LOOP), &GX_F32_TABLE_OF(TAB32, TAB8), \
+                          GX_FN(FULL##_f32_full), GX_ONE16_##ONE16(LOOP) },
+

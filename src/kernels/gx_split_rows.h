@@ -14,7 +14,9 @@
  * and for forward GELU every x >= -4.5), the general formula FULL for the
  * rest, so per element ok(x) ? the scalar twin of the path's tables : the
  * gx_math.h formula, whatever the split.  The one list of which tables and
- * loop each runs; one row per kernel:
+ * loop each runs (generated from the spec: a family's Kernels give its
+ * forward and derivative rows, a gated family's its base's tables); one row
+ * per kernel:
  *   KERNEL  the op's kernel (gx_ops.h): gx_k_KERNEL_f32_ISA
  *   NIN     inputs: 1, or 2 (a derivative's g, a gated form's up)
  *   LOOP    its table loop (gx_loop_f32.h)
@@ -41,18 +43,10 @@
  * forward GELU tables (xp = inf, GELU_FWD in src/tables/fit_lut.py); the
  * scalar twins test the whole range, so a mismatch shows as paths that
  * disagree. */
-#define GX_F32_SPLITS(X)                                                    \
-    X(gelu_erf, 1, lut_fwd, gelu_erf, 0, F16, gx_lut_erf, gx_lut8_erf)        \
-    X(gelu_tanh, 1, lut_fwd, gelu_tanh, 0, F16, gx_lut_tanh, gx_lut8_tanh)    \
-    X(gelu_erf_grad, 2, lut_grad, gelu_erf_grad, 0, 1, gx_lut_erf_grad, gx_lut8_erf_grad) \
-    X(gelu_tanh_grad, 2, lut_grad, gelu_tanh_grad, 0, 1, gx_lut_tanh_grad, gx_lut8_tanh_grad) \
-    X(silu, 1, sig_fwd, silu, 0, 1, gx_lut_silu, gx_lut8_silu)              \
-    X(quick_gelu, 1, sig_fwd, quick_gelu, 0, 0, gx_lut_quick, gx_lut8_quick) \
-    X(silu_grad, 2, sig_grad, silu_grad, 0, 1, gx_lut_silu_grad, gx_lut8_silu_grad) \
-    X(quick_gelu_grad, 2, sig_grad, quick_gelu_grad, 0, 1, gx_lut_quick_grad, gx_lut8_quick_grad) \
-    X(swiglu, 2, sig_gate, silu, 1, 0, gx_lut_silu, gx_lut8_silu)           \
-    X(geglu_erf, 2, lut_gate, gelu_erf, 1, 0, gx_lut_erf, gx_lut8_erf)      \
-    X(geglu_tanh, 2, lut_gate, gelu_tanh, 1, 0, gx_lut_tanh, gx_lut8_tanh)
+/* GX_F32_SPLITS(X): one X(KERNEL, NIN, LOOP, FULL, GATE, ONE16, TAB32, TAB8)
+ * per row, generated from the op spec's FAMILIES (their Kernels) by
+ * tools/gen_ops.py */
+#include "gx_split_table.h"
 
 /* Each op's number by its KERNEL column (gx_ops.h): GX_KID_gelu_erf_grad is
  * GX_OP_GELU_ERF_GRAD; lists keyed by kernel name index op tables with it. */

@@ -552,16 +552,25 @@ void load_capi() {
   capi = p;
 }
 
-// (op name, tensor argument names, has approximate,
-//  [(approximate index, dtype name, [(loop code, [tensor indices])])])
-using PartSpec = std::tuple<int64_t, std::vector<int>>;
-using EntrySpec = std::tuple<int, std::string, std::vector<PartSpec>>;
-using RowSpec = std::tuple<std::string, std::vector<std::string>, bool, std::vector<EntrySpec>>;
+// A field of one of register_ops' records, by name: a missing or mistyped
+// one is an error naming it, not a crash.
+template <class T>
+T field(const py::dict& record, const char* key) {
+  TORCH_CHECK(record.contains(key), "gelu_ext op table: a record has no '", key, "'");
+  try {
+    return record[key].cast<T>();
+  } catch (const py::cast_error&) {
+    TORCH_CHECK(false, "gelu_ext op table: '", key, "' has the wrong type");
+  }
+}
 
 // The CPU kernels of the ops in `rows`, in place of whatever is there (the
 // caller removes the Python ones first: a second kernel at one key
-// overrides the first with a warning).
-void register_ops(const std::vector<RowSpec>& rows, const py::dict& autograd_entries) {
+// overrides the first with a warning).  Each row is a dict (_ops._cpp_table):
+//   name, args (tensor argument names), approximate (whether it takes it),
+//   entries: [{approximate (index 0 "none", 1 "tanh"), dtype (name),
+//              outputs: [{loop (code), operands ([tensor indices])}]}]
+void register_ops(const std::vector<py::dict>& rows, const py::dict& autograd_entries) {
   load_capi();
   auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "gelu_ext",
                                               c10::DispatchKey::CPU, __FILE__, __LINE__);
@@ -569,18 +578,24 @@ void register_ops(const std::vector<RowSpec>& rows, const py::dict& autograd_ent
                                                c10::DispatchKey::AutogradCPU, __FILE__, __LINE__);
   for (const auto& spec : rows) {
     auto row = std::make_shared<Row>();
-    row->name = std::get<0>(spec);
-    row->args = std::get<1>(spec);
-    row->has_approximate = std::get<2>(spec);
+    row->name = field<std::string>(spec, "name");
+    row->args = field<std::vector<std::string>>(spec, "args");
+    row->has_approximate = field<bool>(spec, "approximate");
     TORCH_CHECK(row->args.size() >= 1 && row->args.size() <= kMaxIn, row->name, ": ",
                 row->args.size(), " tensor arguments");
-    for (const auto& [approx, dtname, parts] : std::get<3>(spec)) {
+    for (const auto& entry : field<std::vector<py::dict>>(spec, "entries")) {
+      const int approx = field<int>(entry, "approximate");
+      const auto dtname = field<std::string>(entry, "dtype");
+      const auto outputs = field<std::vector<py::dict>>(entry, "outputs");
       int slot = -1;
       for (int i = 0; i < 4; i++)
         if (dtname == kDtypeNames[i]) slot = i;
       TORCH_CHECK(slot >= 0 && (approx == 0 || approx == 1), row->name, ": bad entry ", dtname);
-      TORCH_CHECK(parts.size() >= 1 && parts.size() <= 2, row->name, ": ", parts.size(), " outputs");
-      for (const auto& [code, idx] : parts) {
+      TORCH_CHECK(outputs.size() >= 1 && outputs.size() <= 2, row->name, ": ", outputs.size(),
+                  " outputs");
+      for (const auto& output : outputs) {
+        const auto code = field<int64_t>(output, "loop");
+        const auto idx = field<std::vector<int>>(output, "operands");
         TORCH_CHECK(capi->kernel(code) != nullptr && capi->nin(code) == static_cast<int>(idx.size()),
                     row->name, ": loop code ", code, " takes ", capi->nin(code), " inputs, got ",
                     idx.size());
@@ -610,8 +625,6 @@ void unregister_ops() {
   cpu_library.reset();
 }
 
-bool registered() { return cpu_library != nullptr; }
-
 // The back-off's counters: threaded calls judged, stalls among them, calls
 // run serially because of one (the C++ twin of _ufuncs._pool_stats()'s).
 py::dict threading_stats() {
@@ -627,7 +640,6 @@ py::dict threading_stats() {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("register_ops", &register_ops, "The CPU kernels of the gelu_ext:: ops in C++.");
   m.def("unregister_ops", &unregister_ops, "Remove them.");
-  m.def("registered", &registered);
   m.def("threading_stats", &threading_stats, "The back-off's counters.");
   m.def("empty_cache", &empty_cache, "Free the kept output block.");
   m.def("kept_bytes", &kept_bytes, "The kept output block's size in bytes (0: none).");
