@@ -240,6 +240,27 @@ OPS = tuple(p[0] for p in _PAIRS) + tuple(p[1] for p in _PAIRS)
 OP = {op.name: op for op in OPS}
 
 
+def _split_rows(f):
+    """Family f's rows of the float32 split kernels (src/kernels/
+    gx_split_rows.h's columns: op, inputs, table loop, whose formula takes
+    the rest, gated, ONE16, 32- and 8-piece tables): its forward op's and
+    derivative's where its kernels split, a gated op's where its base's do."""
+    base = FAMILY[f.base] if f.base else f
+    k = base.kernels
+    if k.f32 != "split" or f.kind == "bias":
+        return ()
+    t = k.table
+    if f.kind == "gate":
+        return ((f.name, 2, k.loop + "_gate", base.name, 1, "0", f"gx_lut_{t}", f"gx_lut8_{t}"),)
+    d = grad_name(f)
+    return ((f.name, 1, k.loop + "_fwd", f.name, 0, k.one16[0], f"gx_lut_{t}", f"gx_lut8_{t}"),
+            (d, 2, k.loop + "_grad", d, 0, k.one16[1], f"gx_lut_{t}_grad", f"gx_lut8_{t}_grad"))
+
+
+F32_SPLITS = tuple(row for f in FAMILIES for row in _split_rows(f))
+SPLIT = frozenset(row[0] for row in F32_SPLITS)     # the ops whose float32 kernel is a split
+
+
 # ---------------------------------------------------- derived: activations --
 
 class Activation(NamedTuple):

@@ -15,8 +15,7 @@ import pytest
 from gelu_ext import _spec, _ufuncs, testing
 
 # the float32 split kernels (test_twins.py's): every op with tables
-KERNELS = [op for op in _ufuncs.OPS.values()
-           if op.kind == "gate" or (op.kind == "plain" and not _spec.OP[op.name].exact)]
+KERNELS = [op for op in _ufuncs.OPS.values() if op.name in _spec.SPLIT]
 IDS = [op.name for op in KERNELS]
 
 

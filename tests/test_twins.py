@@ -26,8 +26,7 @@ from helpers import on_isa
 
 # the float32 split kernels (one per op with a table), and whether the op
 # takes a second input (a derivative's g, a gated form's up)
-KERNELS = [op for op in _ufuncs.OPS.values()
-           if op.kind == "gate" or (op.kind == "plain" and not _spec.OP[op.name].exact)]
+KERNELS = [op for op in _ufuncs.OPS.values() if op.name in _spec.SPLIT]
 
 
 def _inputs():
