@@ -1,18 +1,18 @@
 """The fused-bias fast path for C-ordered (..., features) operands
-(gelu_ext._api._bias_rows_ok -> _ufuncs._bias_rows) must give exactly what
+(gelu_ext._ufuncs._bias_rows_ok -> _bias_rows) must give exactly what
 the ufunc gives, and hand every other case to the ufunc."""
 import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import _api
+from gelu_ext import _ufuncs
 
 APPROX = ["none", "tanh"]
 SHAPES = [(1, 64), (3, 100), (2, 5, 96), (0, 128), (300, 1536)]
 
 
-def _ufuncs(approximate):
-    fwd, fwd_bias, bwd, bwd_bias = _api._UFUNCS[approximate]
+def _bias_ufuncs(approximate):
+    fwd, fwd_bias, bwd, bwd_bias = _ufuncs.GELU_UFUNCS[approximate]
     return fwd_bias, bwd_bias
 
 
@@ -33,8 +33,8 @@ def _data(shape, dt, seed=0):
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_row_path_is_taken_and_equals_the_ufunc(shape, dt, approximate):
     x, b, g = _data(shape, dt)
-    assert _api._bias_rows_ok((x,), b, None)
-    fwd_bias, bwd_bias = _ufuncs(approximate)
+    assert _ufuncs._bias_rows_ok((x,), b, None)
+    fwd_bias, bwd_bias = _bias_ufuncs(approximate)
     got = gelu_ext.fast_gelu(x, approximate, bias=b)
     assert got.dtype == dt and got.shape == x.shape
     np.testing.assert_array_equal(got, fwd_bias(x, b))
@@ -59,7 +59,7 @@ def test_row_path_threads_give_the_same_bits(dt, approximate):
 def test_in_place_on_x(dt):
     x, b, _ = _data((8, 256), dt)
     want = gelu_ext.fast_gelu(x + b)
-    assert _api._bias_rows_ok((x,), b, x)
+    assert _ufuncs._bias_rows_ok((x,), b, x)
     res = gelu_ext.fast_gelu(x, bias=b, out=x)
     assert res is x
     np.testing.assert_array_equal(x, want)
@@ -106,7 +106,7 @@ def test_other_cases_go_to_the_ufunc_and_agree(case, dt):
     elif case == "byteswapped":
         x = x.astype(x.dtype.newbyteorder())
     xa = np.asarray(x)
-    assert not _api._bias_rows_ok((x,), b, out)
+    assert not _ufuncs._bias_rows_ok((x,), b, out)
     want = gelu_ext.gelu_erf(np.add(xa, b, dtype=np.result_type(xa, b)))
     got = gelu_ext.fast_gelu(x, bias=b, out=out)
     np.testing.assert_array_equal(np.asarray(got), want)

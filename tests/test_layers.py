@@ -183,6 +183,20 @@ def test_no_include_circle():
     assert circles() == []
 
 
+# import statements of Python and Cython (cimport): the module each names
+_IMPORT = re.compile(r"^\s*(?:from\s+(\S+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
+
+
+@pytest.mark.parametrize("name", ["_ufuncs.pyx", "_textbook.pyx"])
+def test_the_compiled_core_imports_nothing_of_the_package(name):
+    """The package imports these modules, never the reverse (gelu_ext._api
+    takes fast_gelu from _ufuncs, which needs nothing of _api)."""
+    _sources()
+    text = _code((SRC / "python" / name).read_text())
+    found = [m.group(1) or m.group(2) for m in _IMPORT.finditer(text)]
+    assert found and [m for m in found if m.startswith((".", "gelu_ext"))] == []
+
+
 if __name__ == "__main__":
     graph = include_graph()
     for layer in (name for names in LAYERS for name in names):

@@ -4,8 +4,8 @@ bias and gated forms and the gradients.
 
 Design:
 - Every ufunc is a row of the op table (src/gx_ops.h): ``_register`` loops
-  over it at import, so nothing here names an op; ``OPS`` hands the table to
-  Python (gelu_ext._api, gelu_ext.__init__, the tests).
+  over it at import, so no ufunc is written out here; ``OPS`` hands the
+  table to Python.
 - Each operation is a real ufunc with loops for float16, float32 and float64,
   so NumPy does what NumPy users know: broadcasting, any strides, ``out=``,
   in-place and overlap handling, casting (ints and bools follow ``np.tanh``),
@@ -29,6 +29,10 @@ Design:
   to the bit; an ``out=`` that is an input shifted back takes chunks with
   their inputs copied first.
 - NumPy releases the GIL around these loops (no object dtypes are involved).
+- ``fast_gelu`` is the one thin function here, compiled for its call cost
+  (see its section), with what it needs: the GELU ufuncs by
+  ``approximate`` and the fused-bias row path.  This module imports nothing
+  of the gelu_ext package; the package imports it.
 """
 from collections import namedtuple
 import importlib.util
@@ -381,13 +385,47 @@ _watch_bfloat16()
 
 # ------------------------------------------------- fused bias, row by row --
 
+_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Rows shorter than this gain nothing from the row-threaded path.
+_MIN_ROW = 64
+
+
+def _bias_rows_ok(full, bias, out):
+    """Can a fused-bias call run row by row on threads (``_bias_rows``)?
+
+    The Transformer case -- C-ordered (..., features) operands and a
+    (features,) bias, all one float dtype -- is where NumPy's iterator calls
+    the inner loop once per row, too short to thread.  Anything else (other
+    layouts, dtypes, subclasses, possible overlap) goes to the ufunc."""
+    x = full[0]
+    if type(x) is not np.ndarray or type(bias) is not np.ndarray:
+        return False
+    dt = x.dtype
+    # (x.shape[x.ndim - 1]: wraparound=False leaves a negative index undefined)
+    if (dt not in _ROW_DTYPES or bias.dtype != dt or bias.ndim != 1 or x.ndim < 1
+            or x.shape[x.ndim - 1] != bias.shape[0] or bias.shape[0] < _MIN_ROW
+            or not (x.flags.c_contiguous and bias.flags.c_contiguous)):
+        return False
+    for a in full[1:]:
+        if type(a) is not np.ndarray or a.dtype != dt or a.shape != x.shape or not a.flags.c_contiguous:
+            return False
+    if out is None:
+        return True
+    if (type(out) is not np.ndarray or out.dtype != dt or out.shape != x.shape
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        return False
+    # in place on an input is fine (each element is read before it is
+    # written); any other overlap is left to the ufunc's overlap handling
+    return not any(a is not out and np.may_share_memory(out, a) for a in (*full, bias))
+
+
 def _bias_rows(str name, tuple ins, cnp.ndarray out):
     """Run the fused-bias ufunc ``name`` on C-contiguous float32/float64
     operands of one dtype: ``ins`` are the full-shape inputs and then the
     bias, a 1-d array as long as their last axis; ``out`` has their shape.
 
-    The caller (gelu_ext._api) checks all of that and overlap; this only
-    threads over the rows, which the ufunc's own loop cannot."""
+    The caller (``_fused``) checks all of that and overlap (``_bias_rows_ok``);
+    this only threads over the rows, which the ufunc's own loop cannot."""
     if not OPS[name].bias:
         raise ValueError(f"_bias_rows runs the fused-bias ops, got {name!r}")
     cdef int op = _OP_ID[name], k
@@ -405,6 +443,15 @@ def _bias_rows(str name, tuple ins, cnp.ndarray out):
     with nogil:
         gx_apply_bias_rows(op, dt, inp, cnp.PyArray_DATA(out), rows, cols)
     return out
+
+
+def _fused(ufunc, tuple full, bias, out, where):
+    """``ufunc(*full, bias, out=out, where=where)`` for a fused-bias ufunc:
+    threaded over the rows where ``_bias_rows_ok``, else the ufunc itself."""
+    # the row-threaded path writes every element: a mask goes to the ufunc
+    if where is True and _bias_rows_ok(full, bias, out):
+        return _bias_rows(ufunc.__name__, (*full, bias), np.empty_like(full[0]) if out is None else out)
+    return ufunc(*full, bias, out=out, where=where)
 
 
 # ------------------------------------------- arrays over others' memory --
@@ -623,31 +670,79 @@ def _set_parallel_threshold(Py_ssize_t n):
 gx_get_isa()   # build the dispatch tables now, while the GIL is held
 
 
-# ------------------------------------------------ fast_gelu's common call --
-# gelu_ext.fast_gelu is this function: a Python-level def with keyword-only
-# parameters costs ~80 ns a call in CPython (the slow argument path), a
-# sixth of a 16-element call, which is to stay within 1.5x np.tanh's.  The
-# common case (a known approximate, no bias, no where) calls the ufunc from
-# here; every other case (a bias, a mask, a bad approximate) goes to gelu_ext._api's Python
-# function, which holds the documentation and the checks.
-cdef dict _FAST = {}            # approximate -> the forward ufunc
-cdef object _FAST_SLOW = None   # gelu_ext._api._fast_gelu
+# -------------------------------------------------------------- fast_gelu --
+# gelu_ext.fast_gelu is this function, compiled: a Python-level def with
+# keyword-only parameters costs ~80 ns a call in CPython (the slow argument
+# path), a sixth of a 16-element call, which is to stay within 1.5x
+# np.tanh's.  The common case (a known approximate, no bias, no where) is
+# one dict lookup and the ufunc call.
+
+# approximate (as F.gelu's) -> the GELU op family of src/gx_ops.h
+APPROXIMATE = {"none": "gelu_erf", "tanh": "gelu_tanh"}
+# approximate -> (forward, forward with bias, grad, grad with bias)
+GELU_UFUNCS = {a: tuple(OPS[base + suffix].ufunc for suffix in ("", "_bias", "_grad", "_bias_grad"))
+               for a, base in APPROXIMATE.items()}
+cdef dict _FORWARD = {a: ufuncs[0] for a, ufuncs in GELU_UFUNCS.items()}
 
 
-def _install_fast_gelu(dict forward, slow):
-    """Called once by gelu_ext._api: the ufuncs and the general function."""
-    global _FAST_SLOW
-    _FAST.update(forward)
-    _FAST_SLOW = slow
+def _gelu_ufuncs(approximate):
+    """``GELU_UFUNCS[approximate]``, or the ValueError that says what is accepted."""
+    try:
+        return GELU_UFUNCS[approximate]
+    except (KeyError, TypeError):
+        raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}") from None
 
 
 def fast_gelu(x, approximate="none", *, bias=None, out=None, where=True):
+    """Gaussian Error Linear Unit, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+        Input. Integers and booleans are computed in floating point as
+        ``np.tanh`` does; float16 stays float16.
+    approximate : {'none', 'tanh'}, optional
+        ``'none'`` (default) is the exact GELU, ``x * Phi(x)`` with ``Phi`` the
+        standard normal CDF (<= 1 ULP in float32, <= 2 ULP in float64).
+        ``'tanh'`` is ``x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x**3)))``.
+        Same names and meaning as PyTorch's ``F.gelu(x, approximate=...)``.
+    bias : array_like, optional
+        If given, computes ``gelu(x + bias)`` in one pass without building
+        ``x + bias``; ``bias`` broadcasts against ``x`` (typically shape
+        ``(features,)`` against ``(batch, features)``).  For float inputs
+        bit-identical to ``fast_gelu(x + bias)``; integer and bool inputs are
+        added in the result's float dtype (no integer wrap-around).
+    out : ndarray, optional
+        Where to write the result (may be ``x`` itself).
+    where : array_like of bool, optional
+        As for any ufunc: the result is computed where True (broadcast
+        against the inputs) and left alone elsewhere; without ``out`` those
+        elements are uninitialised memory (a ufunc called with
+        ``out=None``, so no warning says so).
+
+    Returns
+    -------
+    ndarray or scalar
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fast_gelu(np.array([-1.0, 2.0]))
+    array([-0.15865525,  1.95449974])
+    >>> fast_gelu(np.float32(1.0), approximate="tanh")
+    np.float32(0.841192)
+    """
     try:
-        uf = _FAST.get(approximate)
-    except TypeError:           # unhashable: the general function says why
+        uf = _FORWARD.get(approximate)
+    except TypeError:           # unhashable: _gelu_ufuncs says why
         uf = None
     if uf is None or bias is not None or where is not True:
-        return _FAST_SLOW(x, approximate, bias=bias, out=out, where=where)
+        ufuncs = _gelu_ufuncs(approximate)
+        if bias is None:
+            return ufuncs[0](x, out=out, where=where)
+        return _fused(ufuncs[1], (x,), bias, out, where)
+    # out=None is passed on only when given: on a 16-element call it is a
+    # measurable share of the time
     if out is None:
         return uf(x)
     return uf(x, out=out)
