@@ -5,8 +5,8 @@ For every op of the op table (``gelu_ext._ufuncs.OPS``), every dtype
 (float32, float64, float16, bfloat16 through ml_dtypes), every ISA path this
 CPU runs (``_ufuncs._compiled_isas()`` up to ``_best_isa()``, chosen with
 ``_set_isa``) and every setting of the CPU loop switches (``_plain_loads`` and
-``_bf16cvt``: both ways each; a switch the CPU cannot turn on is reported at
-the setting it takes), one line::
+``_bf16cvt``, set with ``gelu_ext._test_hooks``: both ways each; a switch the
+CPU cannot turn on is reported at the setting it takes), one line::
 
     <isa> plain=<0|1> bf16cvt=<0|1> <dtype> <domain> <op> <hash> <nan-hash>
 
@@ -71,7 +71,7 @@ import time
 
 import numpy as np
 
-from gelu_ext import _ufuncs
+from gelu_ext import _test_hooks, _ufuncs
 
 try:
     import ml_dtypes
@@ -257,8 +257,8 @@ def run(quick, wanted_isas, progress):
         for isa in _paths(wanted_isas):
             _ufuncs._set_isa(isa)
             for plain, bfc in itertools.product((own[0], 1 - own[0]), (own[1], 1 - own[1])):
-                _ufuncs._plain_loads(plain)
-                _ufuncs._bf16cvt(bfc)
+                _test_hooks.set_plain_loads(plain)
+                _test_hooks.set_bf16cvt(bfc)
                 got = (_ufuncs._plain_loads(), _ufuncs._bf16cvt())
                 tag = f"{isa} plain={got[0]} bf16cvt={got[1]}"
                 full = isa != "baseline" and (plain, bfc) == own and not quick
@@ -273,8 +273,8 @@ def run(quick, wanted_isas, progress):
                         _run_16(ops, BF16, "bfloat16", lines, tag, quick)
                 progress(f"# {tag}: {time.perf_counter() - t0:.0f} s")
     finally:
-        _ufuncs._plain_loads(own[0])
-        _ufuncs._bf16cvt(own[1])
+        _test_hooks.set_plain_loads(own[0])
+        _test_hooks.set_bf16cvt(own[1])
         _ufuncs._set_isa(isa0)
     return lines
 

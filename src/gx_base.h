@@ -20,7 +20,8 @@
  *             API, gx_api.h; the capsule for C++, gx_capi.h)
  *   testing   src/testing/: what only the tests call (the scalar twins over
  *             arrays, a probe job on the pool), built into its own module,
- *             gelu_ext._test_hooks
+ *             gelu_ext._test_hooks; what that module reaches of the ufuncs'
+ *             dispatch and pool (gx_hooks.h)
  *   python    src/python/: the Cython modules over the C API
  */
 #ifndef GX_BASE_H

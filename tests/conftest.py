@@ -20,7 +20,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest                                              # noqa: E402
 
 import gelu_ext                                            # noqa: E402
-from gelu_ext import _ufuncs                               # noqa: E402
+from gelu_ext import _test_hooks, _ufuncs                  # noqa: E402
 from helpers import usable_isas                            # noqa: E402
 
 
@@ -54,12 +54,12 @@ def isa(request):
         _ufuncs._set_isa(before)
 
 
-def _switched(setter, value):
-    """Set a process-wide loop choice through its _ufuncs setter for one test
-    (yields the setting then in force), then restore the one before."""
+def _switched(setter, getter, value):
+    """Set a process-wide loop choice for one test (yields the setting then
+    in force, as ``getter`` reads it), then restore the one before."""
     before = setter(value)
     try:
-        yield setter()
+        yield getter()
     finally:
         setter(before)
 
@@ -67,18 +67,18 @@ def _switched(setter, value):
 @pytest.fixture(params=[0, 1], ids=["prefetch-gather", "plain-loads"])
 def plain_loads(request):
     """Run the test with the plain_loads choices off, then on
-    (_ufuncs._plain_loads: ReLU's plain loop, 16-bit forward tables without
-    gathers, SiLU in one pass), whatever this CPU's vendor; then restore the
-    CPU's own choice."""
-    yield from _switched(_ufuncs._plain_loads, request.param)
+    (_test_hooks.set_plain_loads: ReLU's plain loop, 16-bit forward tables
+    without gathers, SiLU in one pass), whatever this CPU's vendor; then
+    restore the CPU's own choice."""
+    yield from _switched(_test_hooks.set_plain_loads, _ufuncs._plain_loads, request.param)
 
 
 @pytest.fixture(params=[0, 1], ids=["int-rounding", "bf16-insn"])
 def bf16cvt(request):
     """Run the test with bfloat16 results rounded by integer operations, then
-    by AVX512-BF16's vcvtneps2bf16 (_ufuncs._bf16cvt; where the CPU lacks it
+    by AVX512-BF16's vcvtneps2bf16 (_test_hooks.set_bf16cvt; where the CPU lacks it
     the second run repeats the first); then restore the CPU's own choice."""
-    yield from _switched(_ufuncs._bf16cvt, request.param)
+    yield from _switched(_test_hooks.set_bf16cvt, _ufuncs._bf16cvt, request.param)
 
 
 @pytest.fixture
@@ -89,4 +89,4 @@ def restore_threads():
         yield
     finally:
         gelu_ext.set_num_threads(None)
-        _ufuncs._set_parallel_threshold(threshold)
+        _test_hooks.set_parallel_threshold(threshold)

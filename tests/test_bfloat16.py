@@ -24,7 +24,7 @@ import pytest
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 import gelu_ext  # noqa: E402
-from gelu_ext import _spec, _ufuncs, testing  # noqa: E402
+from gelu_ext import _spec, _test_hooks, _ufuncs, testing  # noqa: E402
 from gelu_ext.testing import assert_same_bits  # noqa: E402
 from helpers import (SPECS_BY_NAME, UFUNC_IDS, UFUNCS, gated_unfused, on_isa, python_child,  # noqa: E402
                      scheme_reference)
@@ -369,7 +369,7 @@ def test_threaded_calls_give_the_serial_bits(spec, restore_threads):
     gelu_ext.set_num_threads(1)
     serial = spec.ufunc(*args)
     gelu_ext.set_num_threads(2)
-    _ufuncs._set_parallel_threshold(1024)
+    _test_hooks.set_parallel_threshold(1024)
     assert_same_bits(spec.ufunc(*args), serial, spec.name)
     strided = [np.repeat(a, 2)[::2] for a in args]
     assert_same_bits(spec.ufunc(*strided), serial, f"{spec.name} strided")

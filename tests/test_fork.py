@@ -28,7 +28,7 @@ PRELUDE = textwrap.dedent(r'''
     import hashlib, os, sys, threading, warnings
     import numpy as np
     import gelu_ext
-    from gelu_ext import _spec, _ufuncs
+    from gelu_ext import _spec, _test_hooks, _ufuncs
     # Python >= 3.12 warns when a multi-threaded process forks; that is the point here
     warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
 
@@ -79,11 +79,11 @@ PRELUDE = textwrap.dedent(r'''
         if pid == 0:
             code = 0
             try:
-                if _ufuncs._pool_workers() != 0:
-                    print(f"{where}: child inherited {_ufuncs._pool_workers()} workers"); code = 4
+                if _test_hooks.pool_workers() != 0:
+                    print(f"{where}: child inherited {_test_hooks.pool_workers()} workers"); code = 4
                 elif digests() != WANT:
                     print(f"{where}: child results differ from the parent's"); code = 3
-                elif THREADED and _ufuncs._pool_workers() < 1:
+                elif THREADED and _test_hooks.pool_workers() < 1:
                     print(f"{where}: child never used threads"); code = 5
             except BaseException as e:
                 print(f"{where}: child raised {e!r}"); code = 6
@@ -100,7 +100,7 @@ PRELUDE = textwrap.dedent(r'''
     gelu_ext.set_num_threads(2)
     check(digests(), "parent, 2 threads")
     THREADED = _ufuncs._pool_threaded()      # False: a build without threads, all serial
-    assert _ufuncs._pool_workers() >= 1 or not THREADED, "the parent never started a worker"
+    assert _test_hooks.pool_workers() >= 1 or not THREADED, "the parent never started a worker"
 ''')
 
 SCENARIOS = {

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 import gelu_ext
 from gelu_ext import testing
 from gelu_ext.testing import assert_same_bits
-from gelu_ext import _spec, _ufuncs
+from gelu_ext import _spec, _test_hooks, _ufuncs
 import helpers
 
 
@@ -328,11 +328,11 @@ class _Config:
         _ufuncs._set_isa(self.case.isa)
         gelu_ext.set_num_threads(self.case.threads)
         if self.case.threshold is not None:
-            _ufuncs._set_parallel_threshold(self.case.threshold)
+            _test_hooks.set_parallel_threshold(self.case.threshold)
 
     def __exit__(self, *exc):
         _ufuncs._set_isa(self.saved[0])
-        _ufuncs._set_parallel_threshold(self.saved[1])
+        _test_hooks.set_parallel_threshold(self.saved[1])
         gelu_ext.set_num_threads(None)
 
 

@@ -38,13 +38,13 @@ _SCRIPT = textwrap.dedent("""
     import hashlib, json, sys
     import numpy as np
     import gelu_ext
-    from gelu_ext import _ufuncs
+    from gelu_ext import _test_hooks, _ufuncs
     try:
         import ml_dtypes
         dtypes = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16]
     except ImportError:
         dtypes = [np.float32, np.float64, np.float16]
-    _ufuncs._set_parallel_threshold(1024)
+    _test_hooks.set_parallel_threshold(1024)
     gelu_ext.set_num_threads(2)
     n = 1 << 14
     rng = np.random.default_rng(41)

@@ -95,7 +95,7 @@ PRELUDE = textwrap.dedent(r'''
             if wide:
                 fail(f"{where}: threads outside CPUs {allowed}: {wide}")
         st = _ufuncs._pool_stats()
-        if st["jobs"] < 1 or _ufuncs._pool_workers() < 1:
+        if st["jobs"] < 1 or _test_hooks.pool_workers() < 1:
             fail(f"{where}: no call was threaded: {st}")
 ''')
 

@@ -46,7 +46,7 @@ PRELUDE = textwrap.dedent(r'''
         os._exit(3)
 
     import gelu_ext
-    from gelu_ext import _ufuncs
+    from gelu_ext import _test_hooks, _ufuncs
     x = np.random.default_rng(48).normal(size=1 << 20).astype(np.float32)
     gelu_ext.set_num_threads(1)
     want = gelu_ext.fast_gelu(x).tobytes()
@@ -61,10 +61,10 @@ SCENARIOS = {
         for _ in range(20):
             if gelu_ext.fast_gelu(x).tobytes() != want:
                 fail("a threaded call differs from one thread's result")
-        if _ufuncs._pool_workers() < 1:
+        if _test_hooks.pool_workers() < 1:
             fail("no worker started")
         def after_gelu_ext():
-            if not only(before) or _ufuncs._pool_workers() != 0:
+            if not only(before) or _test_hooks.pool_workers() != 0:
                 fail(f"threads left after the pool's shutdown: {sorted(threads() - before)}")
             print("CLEAN", flush=True)
         late.append(after_gelu_ext)
@@ -73,12 +73,12 @@ SCENARIOS = {
         gelu_ext.fast_gelu(x)
         _ufuncs._pool_shutdown()
         _ufuncs._pool_shutdown()        # a second time: nothing
-        if _ufuncs._pool_workers() != 0 or not only(before):
-            fail(f"workers left: {_ufuncs._pool_workers()}, threads {threads()} vs {before}")
+        if _test_hooks.pool_workers() != 0 or not only(before):
+            fail(f"workers left: {_test_hooks.pool_workers()}, threads {threads()} vs {before}")
         jobs = _ufuncs._pool_stats()["jobs"]
         if gelu_ext.fast_gelu(x).tobytes() != want:
             fail("a call after the shutdown differs from one thread's result")
-        if _ufuncs._pool_stats()["jobs"] != jobs or _ufuncs._pool_workers() != 0:
+        if _ufuncs._pool_stats()["jobs"] != jobs or _test_hooks.pool_workers() != 0:
             fail("a call after the shutdown was threaded")
         print("CLEAN", flush=True)
     ''',
@@ -96,10 +96,10 @@ SCENARIOS = {
             for _ in range(20):
                 if gelu_ext.fast_gelu(x).tobytes() != want:
                     fail("a threaded call in the child differs")
-            if _ufuncs._pool_workers() < 1:
+            if _test_hooks.pool_workers() < 1:
                 fail("the child started no worker")
             _ufuncs._pool_shutdown()
-            if _ufuncs._pool_workers() != 0 or not only(mine):
+            if _test_hooks.pool_workers() != 0 or not only(mine):
                 fail(f"the child's workers are left: {threads()} vs {mine}")
             sys.exit(0)                     # atexit: the hook again, nothing to do
         _, status = os.waitpid(pid, 0)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import gelu_ext
-from gelu_ext import _ufuncs
+from gelu_ext import _test_hooks, _ufuncs
 from gelu_ext.testing import assert_same_bits
 from helpers import FLOAT_DTYPES, UFUNC_IDS, UFUNCS, dtype_id, quick_tier
 
@@ -78,7 +78,7 @@ def test_small_parallel_threshold_does_not_change_bits(spec, dt, threshold):
     gelu_ext.set_num_threads(1)
     want = spec.ufunc(*args)
     gelu_ext.set_num_threads(2)
-    _ufuncs._set_parallel_threshold(threshold)
+    _test_hooks.set_parallel_threshold(threshold)
     assert_same_bits(spec.ufunc(*args), want, spec.name)
 
 
@@ -89,7 +89,7 @@ def test_small_threshold_strided_input_does_not_change_bits(spec):
     gelu_ext.set_num_threads(1)
     want = spec.ufunc(*[s.copy() for s in strided])
     gelu_ext.set_num_threads(2)
-    _ufuncs._set_parallel_threshold(1)
+    _test_hooks.set_parallel_threshold(1)
     assert_same_bits(spec.ufunc(*strided), want, spec.name)
 
 
@@ -109,13 +109,13 @@ def test_set_num_threads_zero_restores_default():
 
 
 def test_parallel_threshold_round_trips():
-    _ufuncs._set_parallel_threshold(12345)
+    _test_hooks.set_parallel_threshold(12345)
     assert _ufuncs._get_parallel_threshold() == 12345
 
 
 def test_show_config_reports_thread_settings():
     gelu_ext.set_num_threads(1)
-    _ufuncs._set_parallel_threshold(4321)
+    _test_hooks.set_parallel_threshold(4321)
     cfg = gelu_ext.show_config(print_=False)
     assert (cfg["num_threads"], cfg["parallel_threshold"]) == (1, 4321)
 
@@ -139,13 +139,13 @@ def test_chunk_size_does_not_change_bits(spec, chunk):
     gelu_ext.set_num_threads(1)
     want = spec.ufunc(*args)
     gelu_ext.set_num_threads(3)
-    _ufuncs._set_parallel_threshold(1)
+    _test_hooks.set_parallel_threshold(1)
     old = _ufuncs._get_chunk()
-    _ufuncs._set_chunk(chunk)
+    _test_hooks.set_chunk(chunk)
     try:
         assert_same_bits(spec.ufunc(*args), want, spec.name)
     finally:
-        _ufuncs._set_chunk(old)
+        _test_hooks.set_chunk(old)
 
 
 @pytest.mark.parametrize("chunk", [64, 8192 + 64], ids=lambda c: f"chunk{c}")
@@ -158,12 +158,12 @@ def test_bias_row_driver_chunks_do_not_change_bits(approximate, chunk):
     gelu_ext.set_num_threads(1)
     want = (gelu_ext.fast_gelu(x, approximate, bias=b), gelu_ext.fast_gelu_grad(x, g, approximate, bias=b))
     gelu_ext.set_num_threads(3)
-    _ufuncs._set_parallel_threshold(1)
+    _test_hooks.set_parallel_threshold(1)
     old = _ufuncs._get_chunk()
-    _ufuncs._set_chunk(chunk)
+    _test_hooks.set_chunk(chunk)
     try:
         got = (gelu_ext.fast_gelu(x, approximate, bias=b), gelu_ext.fast_gelu_grad(x, g, approximate, bias=b))
     finally:
-        _ufuncs._set_chunk(old)
+        _test_hooks.set_chunk(old)
     for a, w in zip(got, want):
         assert_same_bits(a, w, f"bias rows {approximate}")

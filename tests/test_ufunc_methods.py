@@ -17,7 +17,7 @@ loop gets wrong.  ``test_fuzz.py`` draws these methods over random layouts.
 import numpy as np
 import pytest
 
-from gelu_ext import _ufuncs
+from gelu_ext import _test_hooks, _ufuncs
 from gelu_ext.testing import assert_same_bits
 from helpers import METHODS, method_dtypes, on_isa, py_method, quick_tier, usable_isas
 
@@ -148,7 +148,7 @@ def test_long_reductions_on_threads_are_the_fold(dtype, threads):
     uf = _ufuncs.OPS["gelu_erf_bias"].ufunc
     a = _values(dtype, (3, 300), seed=3) / 8
     saved = _ufuncs._get_parallel_threshold()
-    _ufuncs._set_parallel_threshold(64)
+    _test_hooks.set_parallel_threshold(64)
     _ufuncs._set_num_threads(threads)
     try:
         for axis in (0, 1):
@@ -156,7 +156,7 @@ def test_long_reductions_on_threads_are_the_fold(dtype, threads):
                 assert_same_bits(getattr(uf, method)(a, axis=axis),
                                  py_method(uf, method, a, None, axis=axis), f"{method} axis={axis}")
     finally:
-        _ufuncs._set_parallel_threshold(saved)
+        _test_hooks.set_parallel_threshold(saved)
         _ufuncs._set_num_threads(0)
 
 

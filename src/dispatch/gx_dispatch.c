@@ -115,8 +115,8 @@ static gx_intp gx_threshold = 1 << 15;
  * start on cache lines when the arrays are aligned).  Small enough that a
  * 2^16-element call has 8 chunks to share and a thread that is descheduled
  * holds up little; large enough that taking one (an atomic add) costs
- * nothing next to computing it (~10 us for exact GELU).  Settable (private,
- * _ufuncs._set_chunk) for tests and measurements. */
+ * nothing next to computing it (~10 us for exact GELU).  Settable for tests
+ * and measurements (gelu_ext._test_hooks.set_chunk). */
 static gx_intp gx_chunk = 8192;
 
 

@@ -1,8 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""What only the tests call, apart from the ufuncs' module (gelu_ext._ufuncs):
-the scalar twins of the kernels over arrays (src/testing/gx_twins.c), built
-with the kernels' flags, so a vector path can be checked against them bit
-for bit; a probe job on the ufuncs' thread pool (src/testing/gx_pool_probe.h)."""
+"""What only the tests and benchmarks call, apart from the ufuncs' module
+(gelu_ext._ufuncs): the scalar twins of the kernels over arrays
+(src/testing/gx_twins.c), built with the kernels' flags, so a vector path
+can be checked against them bit for bit; the switches of the ufuncs'
+dispatch and pool that results never depend on, and the pool's worker
+count; a probe job on the ufuncs' thread pool (src/testing/gx_pool_probe.h).
+The switches and the pool are _ufuncs' own, reached through its capsule
+(src/testing/gx_hooks.h)."""
 import numpy as np
 
 cimport numpy as cnp
@@ -10,14 +14,24 @@ from cpython.pycapsule cimport PyCapsule_Import
 
 cnp.import_array()
 
-cdef extern from "testing/gx_pool_probe.h" nogil:
+cdef extern from "testing/gx_hooks.h" nogil:
     ctypedef void (*gx_pool_run_fn)(void *fn, void *ctx, Py_ssize_t n, Py_ssize_t chunk, int nthreads)
+    ctypedef struct gx_test_hooks:
+        void (*set_chunk)(Py_ssize_t n)
+        void (*set_parallel_threshold)(Py_ssize_t n)
+        int (*set_plain_loads)(int on)
+        int (*set_bf16cvt)(int on)
+        int (*pool_workers)()
+        gx_pool_run_fn pool_run
+
+cdef extern from "testing/gx_pool_probe.h" nogil:
     long gx_probe_run(gx_pool_run_fn run)
     long gx_probe_held()
     void gx_probe_release()
 
-# gx_pool_run of gelu_ext._ufuncs: the probe runs on the pool the ufuncs use
-cdef gx_pool_run_fn _pool_run = <gx_pool_run_fn>PyCapsule_Import(b"gelu_ext._ufuncs._gx_pool_run", 0)
+cdef const gx_test_hooks *_ufuncs = <const gx_test_hooks *>PyCapsule_Import(b"gelu_ext._ufuncs._gx_test_hooks", 0)
+if _ufuncs == NULL:
+    raise ImportError("gelu_ext._ufuncs exports no _gx_test_hooks: rebuild both extensions together")
 
 cdef extern from "testing/gx_twins.h" nogil:
     ctypedef Py_ssize_t gx_intp
@@ -57,7 +71,7 @@ def pool_probe_run():
     on a thread of its own."""
     cdef long r
     with nogil:
-        r = gx_probe_run(_pool_run)
+        r = gx_probe_run(_ufuncs.pool_run)
     return r
 
 
@@ -69,3 +83,45 @@ def pool_probe_held():
 def pool_probe_release():
     """Let the probe's worker finish its chunk."""
     gx_probe_release()
+
+
+# ------------------------------------------- the ufuncs' switches and pool --
+
+def set_chunk(Py_ssize_t n):
+    """Elements a thread takes at a time (rounded down to a multiple of 64,
+    at least 64); ``gelu_ext._ufuncs._get_chunk()`` reads it."""
+    _ufuncs.set_chunk(n)
+
+
+def set_parallel_threshold(Py_ssize_t n):
+    """Elements below which a call stays on one thread (at least 1);
+    ``gelu_ext._ufuncs._get_parallel_threshold()`` reads it."""
+    _ufuncs.set_parallel_threshold(n)
+
+
+cdef int _switch(int on) except -1:
+    """on, if it is a switch's setting (0 or 1): the C setters read -1 as "leave it"."""
+    if on != 0 and on != 1:
+        raise ValueError(f"on must be 0 or 1, got {on}")
+    return on
+
+
+def set_plain_loads(int on):
+    """Turn the plain-loads loop choices on (1) or off (0) whatever the
+    CPU's vendor; returns the setting before.  ``gelu_ext._ufuncs._plain_loads()``
+    says what they are and reads it; a change refills the dispatch tables."""
+    return _ufuncs.set_plain_loads(_switch(on))
+
+
+def set_bf16cvt(int on):
+    """Round bfloat16 results with AVX512-BF16's vcvtneps2bf16 (1; only where
+    the CPU has it, else it stays off) or with integer operations (0);
+    returns the setting before.  ``gelu_ext._ufuncs._bf16cvt()`` reads it."""
+    return _ufuncs.set_bf16cvt(_switch(on))
+
+
+def pool_workers():
+    """Worker threads alive now in the ufuncs' pool (0 until the first
+    threaded call, in a forked child until its own, and after
+    ``gelu_ext._ufuncs._pool_shutdown``)."""
+    return _ufuncs.pool_workers()

@@ -111,6 +111,15 @@ cdef extern from "dispatch/gx_capi.h" nogil:
         pass
     const gx_capi gx_capi_table
 
+cdef extern from "testing/gx_hooks.h" nogil:
+    ctypedef struct gx_test_hooks:
+        void (*set_chunk)(gx_intp n)
+        void (*set_parallel_threshold)(gx_intp n)
+        int (*set_plain_loads)(int on)
+        int (*set_bf16cvt)(int on)
+        int (*pool_workers)()
+        void (*pool_run)(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads)
+
 cdef enum:
     _CHUNK = 512
 
@@ -575,11 +584,6 @@ def _pool_threaded():
     return bool(gx_pool_threaded())
 
 
-def _pool_workers():
-    """Worker threads alive now (0 until the first threaded call and after ``_pool_shutdown``)."""
-    return gx_pool_workers()
-
-
 def _pool_shutdown():
     """End the pool's worker threads and wait until they have (registered
     with ``atexit`` at import, so a process exits with no worker running).
@@ -592,9 +596,16 @@ def _pool_shutdown():
 import atexit
 atexit.register(_pool_shutdown)
 
-# The pool's run function, for the tests' probe job (gelu_ext._test_hooks),
-# which must run on this module's pool.
-_gx_pool_run = PyCapsule_New(<void *>gx_pool_run, b"gelu_ext._ufuncs._gx_pool_run", NULL)
+# What gelu_ext._test_hooks sets and reads of this module's dispatch and
+# pool (src/testing/gx_hooks.h): static, so the capsule needs no destructor.
+cdef gx_test_hooks _test_hooks
+_test_hooks.set_chunk = gx_set_chunk
+_test_hooks.set_parallel_threshold = gx_set_parallel_threshold
+_test_hooks.set_plain_loads = gx_set_plain_loads
+_test_hooks.set_bf16cvt = gx_set_bf16cvt
+_test_hooks.pool_workers = gx_pool_workers
+_test_hooks.pool_run = gx_pool_run
+_gx_test_hooks = PyCapsule_New(<void *>&_test_hooks, b"gelu_ext._ufuncs._gx_test_hooks", NULL)
 
 
 def _default_num_threads():
@@ -605,30 +616,20 @@ def _get_chunk():
     return gx_get_chunk()
 
 
-def _set_chunk(Py_ssize_t n):
-    """Elements a thread takes at a time (rounded down to a multiple of 64,
-    at least 64).  For tests and measurements; results never depend on it."""
-    gx_set_chunk(n)
+def _plain_loads():
+    """1 if the loop choices for CPUs whose gathers are slow and whose
+    hardware prefetcher needs no software prefetch are on (ReLU's plain loop
+    instead of prefetching blocks, 16-bit forward result tables read one
+    load per element instead of with gathers, SiLU in one pass), else 0.
+    On for AMD CPUs (CPUID vendor) at import; gelu_ext._test_hooks sets it."""
+    return gx_set_plain_loads(-1)
 
 
-def _plain_loads(int on=-1):
-    """The loop choices for CPUs whose gathers are slow and whose hardware
-    prefetcher needs no software prefetch (ReLU's plain loop instead of
-    prefetching blocks, 16-bit forward result tables read one load per
-    element instead of with gathers, SiLU in one pass): 1 on, 0 off, -1
-    (default) leave them; returns the setting before the call.  On for AMD
-    CPUs (CPUID vendor) at import; a change refills the dispatch tables.  For
-    tests and measurements: the results never depend on it."""
-    return gx_set_plain_loads(on)
-
-
-def _bf16cvt(int on=-1):
-    """AVX512-BF16's vcvtneps2bf16 for rounding bfloat16 results in the
-    table loops: 1 on (only where the CPU has it; else stays off), 0 off, -1
-    (default) leave it; returns the setting before the call.  On where the
-    CPU has it; a change refills the dispatch tables.  For tests and
-    measurements: the results never depend on it."""
-    return gx_set_bf16cvt(on)
+def _bf16cvt():
+    """1 if bfloat16 results of the table loops are rounded by AVX512-BF16's
+    vcvtneps2bf16, else 0.  On where the CPU has it; gelu_ext._test_hooks
+    sets it."""
+    return gx_set_bf16cvt(-1)
 
 
 def _pool_stats(bint reset=False):
@@ -661,10 +662,6 @@ def _get_parallel_threshold():
 def _op_parallel_threshold(str name):
     """Elements below which a call of op ``name`` stays on one thread."""
     return gx_get_op_parallel_threshold(_OP_ID[name])
-
-
-def _set_parallel_threshold(Py_ssize_t n):
-    gx_set_parallel_threshold(n)
 
 
 gx_get_isa()   # build the dispatch tables now, while the GIL is held

@@ -10,10 +10,10 @@
 #define GX_POOL_PROBE_H
 
 #include "runtime/gx_pool.h"
+#include "testing/gx_hooks.h"
 
-/* gx_pool_run, which the probe gets from gelu_ext._ufuncs (the capsule
- * _gx_pool_run), so that it runs on the pool the ufuncs use. */
-typedef void (*gx_pool_run_fn)(gx_pool_fn fn, void *ctx, gx_pool_intp n, gx_pool_intp chunk, int nthreads);
+/* The probe runs through gelu_ext._ufuncs' gx_pool_run (gx_test_hooks'
+ * pool_run), on the pool the ufuncs use. */
 
 #if defined(__linux__) && defined(__GNUC__)
 #include <sys/syscall.h>
