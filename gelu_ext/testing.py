@@ -39,13 +39,13 @@ __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_erro
 
 # ------------------------------------------------------------------ bounds --
 
-TAIL = -5.0     # the tanh forms are bounded relatively below this x (issue 2)
+TAIL = -5.0     # tanh GELU and its gradient are bounded relatively below this x
 
 
 # (function, dtype, region) -> Bound, from the op spec (gelu_ext/_spec.py,
-# each op's ``bounds``).  Regions: "all"; for the tanh forms "bulk"
-# (x >= TAIL) and "tail" (x < TAIL).  float32 and float64 are the issues'
-# bounds (2 and 5), not what the kernels achieve; float16 and bfloat16
+# each op's ``bounds``).  Regions: "all"; for tanh GELU and its gradient
+# "bulk" (x >= TAIL) and "tail" (x < TAIL).  float32 and float64 are the
+# bounds promised, not what the kernels achieve; float16 and bfloat16
 # (ml_dtypes) results are float32 results rounded once: held to 1 ULP of the
 # exact value itself (not of a rounded reference), tail included.
 BOUNDS = {(op.name, dt, region): b for op in _spec.OPS for dt, region, b in op.bounds}
@@ -184,7 +184,7 @@ _QUICK_C = 1.702
 
 
 def _tanh_w(x):
-    """w = 2u = 2 sqrt(2/pi) (x + 0.044715 x^3): the tanh form is x sigmoid(w)."""
+    """w = 2u = 2 sqrt(2/pi) (x + 0.044715 x^3): tanh GELU is x sigmoid(w)."""
     return 2.0 * _SQRT_2_PI * (x + _TANH_A * x ** 3)
 
 
@@ -194,16 +194,16 @@ _SIG_W = {"gelu_tanh": (_tanh_w, lambda x: 2.0 * _SQRT_2_PI * (1.0 + 3.0 * _TANH
           "quick_gelu": (lambda x: _QUICK_C * x, lambda x: np.full_like(x, _QUICK_C))}
 
 
-def _sigmoid_w(x, form="gelu_tanh"):
-    """sigmoid(w) and 1 - sigmoid(w), both without cancellation."""
+def _sigmoid_w(x, op="gelu_tanh"):
+    """sigmoid(w) and 1 - sigmoid(w) for op's w, both without cancellation."""
     with np.errstate(over="ignore", invalid="ignore"):
-        w = _SIG_W[form][0](x)
+        w = _SIG_W[op][0](x)
         s = 1.0 / (1.0 + np.exp(-w))
         return s, np.where(w > 0, np.exp(-w) * s, 1.0 - s)
 
 
 def _gelu_limits(x, r):
-    """The GELU forms' limits: -inf -> -0.0, +inf -> +inf."""
+    """The limits of x Phi(x) and x sigmoid(w): -inf -> -0.0, +inf -> +inf."""
     r = np.where(np.isneginf(x), -0.0, r)
     return np.where(np.isposinf(x), np.inf, r)
 
@@ -216,7 +216,7 @@ def ref_gelu_erf(x):
 
 
 def ref_gelu_tanh(x):
-    """x sigmoid(w) in float64: the tanh form without its cancellation."""
+    """x sigmoid(w) in float64: tanh GELU without the tanh formula's cancellation."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         return _gelu_limits(x, x * _sigmoid_w(x)[0])
@@ -281,9 +281,9 @@ def grad_terms(name, x):
         if name == "gelu_erf_grad":
             t1, t2 = _ndtr(x), x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
         elif name in ("gelu_tanh_grad", "silu_grad", "quick_gelu_grad"):
-            form = name[:-len("_grad")]
-            t1, one_minus = _sigmoid_w(x, form)
-            t2 = x * t1 * one_minus * _SIG_W[form][1](x)
+            op = name[:-len("_grad")]
+            t1, one_minus = _sigmoid_w(x, op)
+            t2 = x * t1 * one_minus * _SIG_W[op][1](x)
         else:
             raise ValueError("name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad' or "
                              f"'quick_gelu_grad', got {name!r}")
@@ -293,7 +293,7 @@ def grad_terms(name, x):
 
 def grad_scale(name, x):
     """s = max(|term1|, |term2|) of the derivative ``name`` at x (0 for NaN):
-    the magnitude its error is measured in (issue 5)."""
+    the magnitude its error is measured in."""
     t1, t2 = grad_terms(name, x)
     return np.nan_to_num(np.fmax(np.abs(t1), np.abs(t2)), nan=0.0)
 
@@ -316,7 +316,7 @@ def ref_gelu_erf_grad(x):
 
 
 def ref_gelu_tanh_grad(x):
-    """d/dx of the tanh form in float64."""
+    """d/dx of tanh GELU in float64."""
     return _ref_grad("gelu_tanh_grad", x, big=1e100)     # x^3 overflows beyond
 
 
@@ -359,7 +359,7 @@ def _mp():
 
 
 def _mp_gelu_limit(x):
-    """The GELU forms at NaN and +-inf (NaN, +inf, 0) as an mpf; None otherwise."""
+    """x Phi(x) and x sigmoid(w) at NaN and +-inf (NaN, +inf, 0) as an mpf; None otherwise."""
     mp = _mp()
     if math.isnan(x):
         return mp.mpf("nan")
@@ -394,7 +394,7 @@ def mp_gelu_tanh(x):
         return limit
     with mp.workdps(_DPS + 20):
         X = mp.mpf(x)
-        # x sigmoid(w): the same value as the tanh form, without cancellation
+        # x sigmoid(w): the same value as the tanh formula, without its cancellation
         return X / (1 + mp.exp(-_mp_tanh_w(X)))
 
 
@@ -424,12 +424,12 @@ def mp_gelu_tanh_grad(x):
         return _mp_grad(s, X * s * (1 - s) * dw)
 
 
-def _mp_sig_c(form):
+def _mp_sig_c(op):
     mp = _mp()
-    return mp.mpf(1) if form == "silu" else mp.mpf("1.702")     # exact decimal
+    return mp.mpf(1) if op == "silu" else mp.mpf("1.702")     # exact decimal
 
 
-def _mp_xsig(form, x):
+def _mp_xsig(op, x):
     mp = _mp()
     x = float(x)
     limit = _mp_gelu_limit(x)
@@ -437,14 +437,14 @@ def _mp_xsig(form, x):
         return limit
     with mp.workdps(_DPS + 20):
         X = mp.mpf(x)
-        return X / (1 + mp.exp(-_mp_sig_c(form) * X))
+        return X / (1 + mp.exp(-_mp_sig_c(op) * X))
 
 
-def _mp_xsig_grad(form, x):
+def _mp_xsig_grad(op, x):
     mp = _mp()
     with mp.workdps(_DPS + 20):
         X = mp.mpf(float(x))
-        c = _mp_sig_c(form)
+        c = _mp_sig_c(op)
         s = 1 / (1 + mp.exp(-c * X))
         return _mp_grad(s, X * s * (1 - s) * c)
 

@@ -62,7 +62,7 @@ class Op(NamedTuple):
       Unavailable); ``numpy_desc`` says what it is, for the report's footnote
       (``{exact}``: the exact-GELU baseline, which depends on SciPy);
     * ``torch(torch, *tensors, out)``: PyTorch on tensors sharing the arrays'
-      memory, writing into ``out`` where the op has an ``out=`` form;
+      memory, writing into ``out`` where the op takes ``out=``;
     * ``jax(jax)``: the function of the arrays that JAX jits;
     * ``ort``: the ONNX Runtime node, ``(op_type, domain)``, or why there is none;
     * ``textbook``: the plain C loop over libm in ``gelu_ext._textbook``, or None;
