@@ -1,11 +1,15 @@
-"""Issue 3's seven speed/memory criteria, the speed rows of issues 5, 11, 13, 15, 23 and 29, issue 32's float64 accuracy of the peers and issue 40's accurate peer (oneMKL VM), measured here.
+"""The seven speed/memory criteria (rows 1-7) and the speed rows beside
+them (gradients, fused bias, the rest of the family, float16, bfloat16,
+float64, threads after a matmul), the peers' float64 accuracy and the
+accurate peer (oneMKL VM), measured here.
 
 Usage::
 
-    python bench/ratios.py [--repeats N] [--strict] [--only i13|i15|i29|i40|f64|sigma] [--isa avx2]
+    python bench/ratios.py [--repeats N] [--strict] [--only family|bf16|matmul|mkl|f64|sigma] [--isa avx2]
 
-Prints the machine, then one row per criterion: the measured ratio, the
-required one and PASS/FAIL ("peer not installed" when the comparison needs a
+Prints the machine, then one row per criterion, its id a criterion's number
+or what the row measures (bench/README.md lists them): the measured ratio,
+the required one and PASS/FAIL ("peer not installed" when the comparison needs a
 peer that is missing).  Every ratio comes from implementations timed side by
 side in this process: interleaved repeats after warm-up, medians
 (``gelu_ext.jobs.bench.measure``), never two absolute times taken apart.
@@ -20,7 +24,7 @@ Intel's, where it runs its generic SSE kernels whatever is asked).
 Design: the calls are the ones ``python -m gelu_ext bench`` and the
 pytest-benchmark suite time (``gelu_ext.jobs.bench.prepare``), so a ratio here and
 a column there mean the same thing.  JAX cannot write into a given buffer, so
-comparisons with it use ours allocating its result too (issue 3).  JAX is
+comparisons with it use ours allocating its result too.  JAX is
 pinned to one thread before it is imported (all JAX rows are 1-thread rows).
 oneMKL VM (``gelu_ext.jobs._mkl``: HA CdfNorm times x, the accurate exact GELU
 a user could pick instead of ours) runs on MKL's sequential layer: one thread.
@@ -86,7 +90,7 @@ class Ratios:
 
     def time_pair(self, calls):
         """Medians of the calls timed side by side, and the pool's note: ''
-        unless our pool backed off during the measurement (issue 29)."""
+        unless our pool backed off during the measurement."""
         with _common.PoolWatch() as w:
             t = {k: v.median for k, v in bench.measure(calls, **self.tcfg).items()}
         return t, w.note
@@ -162,8 +166,7 @@ def _ulp_f64(r, n=150):
           _verdict(err <= bound))
 
 
-# Issue 32: a faster peer's accuracy on the page beside its ratio.  The
-# regions: the core, where every implementation is accurate; the negative
+# A faster peer's accuracy, printed beside its ratio.  The regions: the core, where every implementation is accurate; the negative
 # tail, where x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 cancels and underflows
 # (JAX and PyTorch compute it so); the positive side.
 _F64_REGIONS = (("|x| <= 3", -3.0, 3.0), ("-30 <= x <= -5", -30.0, -5.0), ("3 <= x <= 30", 3.0, 30.0))
@@ -186,7 +189,7 @@ def _peer_results_f64(op, x):
 
 def _peer_ulp_f64(r, n=400):
     """Max ULP against mpmath of ours and of the float64 peers, per region, for
-    exact and tanh GELU (issue 32: printed beside the float64 ratios)."""
+    exact and tanh GELU (printed beside the float64 ratios)."""
     rng = np.random.default_rng(5)
     for op, mpf in (("gelu_erf", testing.mp_gelu_erf), ("gelu_tanh", testing.mp_gelu_tanh)):
         for label, lo, hi in _F64_REGIONS:
@@ -200,11 +203,11 @@ def _peer_ulp_f64(r, n=400):
             peers = {k: float(np.max(testing.ulp_error(v, exact, np.float64)))
                      for k, v in _peer_results_f64(op, x).items()}
             shown = "; ".join([f"ours {ours:.3g}"] + [f"{k} {v:.3g}" for k, v in peers.items()])
-            r.add("i32", f"{bench.OPS[op].title} f64 max ULP vs mpmath, {label} ({n} samples)", shown,
+            r.add("ulp64", f"{bench.OPS[op].title} f64 max ULP vs mpmath, {label} ({n} samples)", shown,
                   f"ours <= {b.value:g} {b.unit}", _verdict(ok))
 
 
-# Issue 40: the accurate peer.  Its speed row requires >= 1x: the README calls
+# oneMKL VM, the accurate peer.  Its speed row requires >= 1x: the README calls
 # ours the fastest accurate exact GELU, a claim this row, not prose, carries.
 _MKL_ROW = "oneMKL VM (HA CdfNorm * x)"
 
@@ -218,26 +221,26 @@ def _mkl_ulp(r, n=1 << 20):
     for region, (lo, hi) in bench.REGIONS.items():
         what = f"exact GELU f32 max ULP, {region} [{lo:g}, {hi:g}] ({n} samples): ours; {_MKL_ROW}"
         if bench.peer("mkl") is None:
-            r.add("i40", what, "-", f"ours <= {bound:g}", NOT_INSTALLED)
+            r.add("mkl", what, "-", f"ours <= {bound:g}", NOT_INSTALLED)
             continue
         x = rng.uniform(lo, hi, n).astype(np.float32)
         ref = testing.ref_gelu_erf(x.astype(np.float64))
         d = {"x": x, "out": np.empty_like(x)}
         ours, mkl = (float(np.max(testing.ulp_error(bench.prepare(impl, "gelu_erf", d)(), ref, np.float32)))
                      for impl in ("ours", "mkl"))
-        r.add("i40", what, f"{ours:.3g}; {mkl:.3g}", f"ours <= {bound:g}", _verdict(ours <= bound))
+        r.add("mkl", what, f"{ours:.3g}; {mkl:.3g}", f"ours <= {bound:g}", _verdict(ours <= bound))
 
 
 def _mkl_f64_row(r):
-    r.speed_row("i40", f"exact GELU f64 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float64, N20, "mkl",
+    r.speed_row("mkl", f"exact GELU f64 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float64, N20, "mkl",
                 threads=1, required=1.0)
 
 
-def _issue40(r, f64=False):
-    """Issue 40's rows: oneMKL VM's speed beside ours, float32 (and float64
+def _mkl_rows(r, f64=False):
+    """oneMKL VM's speed beside ours, float32 (and float64
     with ``f64``; the full run has that row among the float64 ones), and its
     float32 accuracy."""
-    r.speed_row("i40", f"exact GELU f32 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float32, N20, "mkl",
+    r.speed_row("mkl", f"exact GELU f32 2^20, 1 thread: ours / {_MKL_ROW}", "gelu_erf", np.float32, N20, "mkl",
                 threads=1, required=1.0)
     if f64:
         _mkl_f64_row(r)
@@ -245,8 +248,8 @@ def _issue40(r, f64=False):
 
 
 def _f64_rows(r):
-    """Criteria 2 (float64) and 3, issue 23's float64 rows and the peers'
-    float64 accuracy beside them (issue 32)."""
+    """Criteria 2 (float64) and 3, float64 against PyTorch and the peers'
+    float64 accuracy beside them."""
     r.speed_row("2", "tanh GELU float64 2^20, 1 thread: ours / JAX (both allocate)",
                 "gelu_tanh", np.float64, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
     # 3. exact GELU f64 vs JAX
@@ -254,9 +257,9 @@ def _f64_rows(r):
                 threads=1, required=1.0, ours="ours_alloc")
     _ulp_f64(r)
     _peer_ulp_f64(r)
-    # issue 23: float64 exact and tanh GELU against PyTorch too (out= on both sides)
+    # float64 exact and tanh GELU against PyTorch too (out= on both sides)
     for okey in ("gelu_erf", "gelu_tanh"):
-        r.speed_row("i23", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
+        r.speed_row("f64", f"{bench.OPS[okey].title} f64 2^20, 1 thread: ours / PyTorch (out=)", okey, np.float64,
                     N20, "torch", threads=1, required=1.0)
     _mkl_f64_row(r)
 
@@ -297,8 +300,8 @@ def _memory(r):
 
 # The peers each --only selection compares with (None: the full run), imported
 # before the machine is described.
-_PEERS_OF = {None: ("torch", "jax", "onnxruntime", "mkl"), "i13": ("torch", "jax"), "i15": (),
-             "i29": ("torch",), "i40": ("mkl",), "f64": ("torch", "jax", "mkl"), "sigma": ("torch",)}
+_PEERS_OF = {None: ("torch", "jax", "onnxruntime", "mkl"), "family": ("torch", "jax"), "bf16": (),
+             "matmul": ("torch",), "mkl": ("mkl",), "f64": ("torch", "jax", "mkl"), "sigma": ("torch",)}
 
 
 def _sigma_sweep(r):
@@ -359,17 +362,17 @@ def run(min_repeats, only=None):
         bench._load_torch()
     info = bench.machine_info()
     r = Ratios(min_repeats, info)
-    if only == "i15":
-        _issue15(r)
+    if only == "bf16":
+        _bf16_rows(r)
         return info, r.rows
-    if only == "i13":          # the SiLU / gated rows alone
-        _issue13(r)
+    if only == "family":       # the SiLU / gated rows alone
+        _family_rows(r)
         return info, r.rows
-    if only == "i29":          # threads right after a matmul
-        _issue29(r)
+    if only == "matmul":       # threads right after a matmul
+        _after_matmul_rows(r)
         return info, r.rows
-    if only == "i40":          # oneMKL VM, the accurate peer
-        _issue40(r, f64=True)
+    if only == "mkl":          # oneMKL VM, the accurate peer
+        _mkl_rows(r, f64=True)
         return info, r.rows
     if only == "f64":          # float64 against JAX, PyTorch and oneMKL VM, with their accuracy
         _f64_rows(r)
@@ -387,7 +390,7 @@ def run(min_repeats, only=None):
         r.speed_row("1", "exact GELU f32 2^20, 1 thread: ours / PyTorch (out=)", "gelu_erf", np.float32, N20,
                     "torch", threads=1, required=1.0, sigma=sigma)
     _ulp_all_paths(r)
-    _issue40(r)
+    _mkl_rows(r)
     # 2. tanh GELU vs JAX (allocating, so ours allocates too)
     r.speed_row("2", "tanh GELU float32 2^20, 1 thread: ours / JAX (both allocate)",
                 "gelu_tanh", np.float32, N20, "jax", threads=1, required=1.0, ours="ours_alloc")
@@ -424,7 +427,7 @@ def run(min_repeats, only=None):
         t, pool = r.time_pair({"1": with_threads(1), "2": with_threads(2)})
         s = t["1"] / t["2"]
         r.add("5", "exact GELU f32 2^20: 2 threads / 1 thread", f"{s:.2f}x", ">= 1.7x", _verdict(s >= 1.7), note=pool)
-        _issue29(r)
+        _after_matmul_rows(r)
         gelu_ext.set_num_threads(0)
     # 6. a 16-element call against np.tanh on it (both allocate their result)
     bench.set_threads(None)
@@ -434,32 +437,32 @@ def run(min_repeats, only=None):
     # 7. memory
     _memory(r)
 
-    # issue 5: single thread, float32, out given
+    # the gradients and the fused bias: single thread, float32, out given
     for sigma in (SIGMA, 3.0, 8.0):
-        r.speed_row("i5", "exact GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_erf_grad",
+        r.speed_row("grad", "exact GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_erf_grad",
                     np.float32, N20, "torch", threads=1, required=1.0, sigma=sigma)
-    r.speed_row("i5", "tanh GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_tanh_grad",
+    r.speed_row("grad", "tanh GELU grad f32 2^20, 1 thread: ours / torch gelu_backward", "gelu_tanh_grad",
                 np.float32, N20, "torch", threads=1, required=1.0)
     bench.set_threads(1)
     for n, req in ((N24, 1.3), (N20, 1.0)):
         d = bench.make_inputs("gelu_erf_bias", np.float32, n, sigma=SIGMA)
         x, b, o = d["x"], d["b"], d["out"]
-        r.vs_call_row("i5", f"bias GELU f32 {bench._size_label(n)} {x.shape}, 1 thread: "
+        r.vs_call_row("bias", f"bias GELU f32 {bench._size_label(n)} {x.shape}, 1 thread: "
                       "fused / fast_gelu(x + b, out=o)",
                       bench.prepare("ours", "gelu_erf_bias", d),
                       lambda x=x, b=b, o=o: gelu_ext.fast_gelu(x + b, out=o), required=req)
     for n in (N20, N24):
-        r.speed_row("i5", f"bias GELU f32 {bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "gelu_erf_bias",
+        r.speed_row("bias", f"bias GELU f32 {bench._size_label(n)}, 1 thread: fused / ORT BiasGelu", "gelu_erf_bias",
                     np.float32, n, "onnxruntime", threads=1, required=1.0)
     bench.set_threads(None)
-    _issue11(r)
-    _issue13(r)
-    _issue15(r)
+    _other_peer_rows(r)
+    _family_rows(r)
+    _bf16_rows(r)
     return info, r.rows
 
 
-def _issue29(r, calls=41):
-    """Issue 29: the Transformer feed-forward pattern -- a matmul, then exact
+def _after_matmul_rows(r, calls=41):
+    """The Transformer feed-forward pattern -- a matmul, then exact
     GELU on its (512, 4096) float32 output -- with the matmul's runtime still
     spinning on the other cores: 2 threads / 1 thread, the two alternating
     call by call after an untimed matmul each (NumPy's OpenBLAS; torch.matmul
@@ -480,43 +483,43 @@ def _issue29(r, calls=41):
         s = med[1] / med[2]
         share = pw.delta("worker_items") / max(1, pw.delta("worker_items") + pw.delta("owner_items"))
         note = "; ".join(filter(None, [f"workers computed {share:.0%} of the items", pw.note]))
-        r.add("i29", f"exact GELU f32 (512, 4096) right after {name}: 2 threads / 1 thread",
+        r.add("matmul", f"exact GELU f32 (512, 4096) right after {name}: 2 threads / 1 thread",
               f"{s:.2f}x", ">= 1.8x", _verdict(s >= 1.8), note=note)
 
 
-def _issue11(r):
-    """Issue 11's rows that the earlier criteria do not already cover: tanh
-    GELU against ORT FastGelu, float16 against our float32 and torch's
-    float16, and the textbook C loop over libm."""
-    r.speed_row("i11", "tanh GELU f32 2^20, 1 thread: ours / ORT FastGelu", "gelu_tanh", np.float32, N20,
+def _other_peer_rows(r):
+    """What the criteria above do not cover: tanh GELU against ORT FastGelu
+    (ort), float16 against our float32 and torch's float16 (f16), and the
+    textbook C loop over libm (libm)."""
+    r.speed_row("ort", "tanh GELU f32 2^20, 1 thread: ours / ORT FastGelu", "gelu_tanh", np.float32, N20,
                 "onnxruntime", threads=1, required=1.0)
     bench.set_threads(1)
     x32 = bench.make_inputs("gelu_erf", np.float32, N20, sigma=SIGMA)["x"]
     x16 = x32.astype(np.float16)
     o32, o16 = np.empty_like(x32), np.empty_like(x16)
-    r.vs_call_row("i11", "exact GELU f16 2^20, 1 thread: ours f16 / ours f32 (rate)",
+    r.vs_call_row("f16", "exact GELU f16 2^20, 1 thread: ours f16 / ours f32 (rate)",
                   lambda: gelu_ext.fast_gelu(x16, out=o16), lambda: gelu_ext.fast_gelu(x32, out=o32), required=0.8)
     torch = bench.peer("torch")
     if torch is None:
-        r.add("i11", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)", "-", ">= 1x", NOT_INSTALLED)
+        r.add("f16", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)", "-", ">= 1x", NOT_INSTALLED)
     else:
         torch.set_num_threads(1)
         t16, to16 = torch.from_numpy(x16), torch.from_numpy(o16.copy())
-        r.vs_call_row("i11", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)",
+        r.vs_call_row("f16", "exact GELU f16 2^20, 1 thread: ours / torch gelu (float16, out=)",
                       lambda: gelu_ext.fast_gelu(x16, out=o16), lambda: torch._C._nn.gelu(t16, out=to16),
                       required=1.0, peer="torch")
     try:
         textbook = bench.prepare("textbook", "gelu_erf", {"x": x32, "out": np.empty_like(x32)})
     except bench.Unavailable as e:
-        r.add("i11", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff", "-", ">= 1x", f"n/a: {e}")
+        r.add("libm", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff", "-", ">= 1x", f"n/a: {e}")
     else:
-        r.vs_call_row("i11", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff",
+        r.vs_call_row("libm", "exact GELU f32 2^20, 1 thread: ours / C loop over libm erff",
                       lambda: gelu_ext.fast_gelu(x32, out=o32), textbook, required=1.0)
     bench.set_threads(None)
 
 
-def _issue13(r):
-    """Issue 13's rows: SiLU, quick GELU and the gated forms (float32, 2^20,
+def _family_rows(r):
+    """SiLU, quick GELU and the gated forms (float32, 2^20,
     1 thread, out= on every side that has it) against what a PyTorch or JAX
     user runs: F.silu, F.silu(g) * u, F.gelu(g) * u (the product written into
     the preallocated output), silu_backward, and the gated gradients as
@@ -565,38 +568,38 @@ def _issue13(r):
         }
     for key, (what, _) in titles.items():
         if torch is None:
-            r.add("i13", what, "-", ">= 1x", NOT_INSTALLED)
+            r.add("family", what, "-", ">= 1x", NOT_INSTALLED)
             continue
-        r.vs_call_row("i13", what, ours[key], tpeer[key], required=1.0, peer="torch")
+        r.vs_call_row("family", what, ours[key], tpeer[key], required=1.0, peer="torch")
     if jax is None:
-        r.add("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)", "-", ">= 1x",
+        r.add("family", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)", "-", ">= 1x",
               NOT_INSTALLED)
     else:
         jg, ju = jax.device_put(g), jax.device_put(u)
         fn = jax.jit(lambda a, b: jax.nn.silu(a) * b)
-        r.vs_call_row("i13", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)",
+        r.vs_call_row("family", "SwiGLU f32 2^20, 1 thread: ours / JAX jit silu(g)*u (both allocate)",
                       lambda: gelu_ext.swiglu(g, u), lambda: fn(jg, ju).block_until_ready(), required=1.0,
                       peer="jax")
         fs = jax.jit(jax.nn.silu)
-        r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / JAX jit silu (both allocate)",
+        r.vs_call_row("family", "SiLU f32 2^20, 1 thread: ours / JAX jit silu (both allocate)",
                       lambda: gelu_ext.silu(g), lambda: fs(jg).block_until_ready(), required=1.0,
                       peer="jax")
     with np.errstate(over="ignore"):
-        r.vs_call_row("i13", "SiLU f32 2^20, 1 thread: ours / NumPy x/(1+exp(-x)) (in place)",
+        r.vs_call_row("family", "SiLU f32 2^20, 1 thread: ours / NumPy x/(1+exp(-x)) (in place)",
                       ours["silu"], lambda: np.divide(g, np.add(np.exp(np.negative(g, out=o2), out=o2), 1.0, out=o2),
                                                       out=o2), required=1.0)
     bench.set_threads(None)
 
 
-def _issue15(r):
-    """Issue 15's bfloat16 rows: elements per second of the bfloat16 loops
+def _bf16_rows(r):
+    """bfloat16: elements per second of the bfloat16 loops
     (ml_dtypes) against our own float32 loops on the same values, out= on
     both sides, 1 thread.  A rate: the same element count, so > 1 means
     bfloat16 elements go through faster."""
     rows = (("gelu_erf", "exact GELU"), ("gelu_erf_grad", "exact GELU grad"))
     if _ufuncs._bfloat16()[0] is None:     # imports ml_dtypes where it is installed
         for _, title in rows:
-            r.add("i15", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)", "-", ">= 1x",
+            r.add("bf16", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)", "-", ">= 1x",
                   "ml_dtypes not installed")
         return
     bench.set_threads(1)
@@ -604,7 +607,7 @@ def _issue15(r):
         d = bench.make_inputs(key, np.float32, N20, sigma=SIGMA)
         b = {k: d[k].astype(_ufuncs.BFLOAT16) for k in ("x", "g") if k in d}
         b["out"] = np.empty(d["out"].shape, _ufuncs.BFLOAT16)
-        r.vs_call_row("i15", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)",
+        r.vs_call_row("bf16", f"{title} bf16 2^20, 1 thread: ours bf16 / ours f32 (rate)",
                       bench.prepare("ours", key, {**d, **b}), bench.prepare("ours", key, d), required=1.0)
     bench.set_threads(None)
 
@@ -619,8 +622,8 @@ def main(argv=None):
                    "MKL_Enable_Instructions; the header reads each back); "
                    "ONNX Runtime cannot be held to one: below the CPU's best its rows say 'not comparable'")
     p.add_argument("--only", choices=[k for k in _PEERS_OF if k],
-                   help="run only these rows (i13: SiLU, quick GELU, gated forms; i15: bfloat16 against float32; "
-                   "i29: threads right after a matmul; i40: oneMKL VM, the accurate peer; "
+                   help="run only these rows (family: SiLU, quick GELU, gated forms; bf16: bfloat16 against "
+                   "float32; matmul: threads right after a matmul; mkl: oneMKL VM, the accurate peer; "
                    "f64: float64 against JAX, PyTorch and oneMKL VM, with their accuracy; "
                    "sigma: float32 GELU, SiLU and their gradients on x ~ sigma N(0,1), sigma 0.5 to 8, "
                    "against PyTorch and against sigma 1)")
@@ -630,8 +633,8 @@ def main(argv=None):
     if args.isa:
         bench.cap_isa(args.isa)            # before run() imports the peers
     info, rows = run(args.repeats, args.only)
-    print("gelu_ext speed criteria (issue 3: 1-7; issue 5: i5; issue 11: i11; issue 13: i13; issue 15: i15; "
-          "issue 23: i23; issue 29: i29; issue 32: i32; issue 40: i40)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
+    print("gelu_ext speed criteria (rows 1-7: the seven criteria; the others named for what they measure, "
+          "bench/README.md)  -  python bench/ratios.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:])))
     print("\n".join(bench.header_lines(info) + bench.isa_lines(info)))
     if info["versions"].get("jax"):
         print(f"JAX threads: {bench.jax_threads_label()}; PyTorch default threads: "
@@ -641,12 +644,13 @@ def main(argv=None):
           "'x' ratios > 1 mean ours is faster")
     print()
     w = max(len(rw.what) for rw in rows)
-    head = f"{'#':<3} {'criterion':<{w}} {'measured':>12} {'required':>22}  verdict"
+    wn = max([3] + [len(rw.num) for rw in rows])
+    head = f"{'#':<{wn}} {'criterion':<{w}} {'measured':>12} {'required':>22}  verdict"
     print(head)
     print("-" * len(head))
     for rw in rows:
         note = f"  ({rw.note})" if rw.note else ""
-        print(f"{rw.num:<3} {rw.what:<{w}} {rw.measured:>12} {rw.required:>22}  {rw.verdict}{note}")
+        print(f"{rw.num:<{wn}} {rw.what:<{w}} {rw.measured:>12} {rw.required:>22}  {rw.verdict}{note}")
     fails = sum(rw.verdict == "FAIL" for rw in rows)
     passes = sum(rw.verdict == "PASS" for rw in rows)
     apart = sum(rw.verdict == NOT_COMPARABLE for rw in rows)

@@ -1,15 +1,16 @@
-"""gelu_ext.torch measured where it is used (issue 40): the custom ops'
+"""gelu_ext.torch measured where it is used: the custom ops'
 per-call overhead over the bare ufunc, a BERT-size feed-forward block with
 our GELU against torch's own (forward and forward + backward, float32 and
 bfloat16), a LLaMA-style gated MLP training step fused (SwiGLU) against
 unfused, the whole all-MiniLM-L6-v2 encoder patched against unpatched (when
 its wheel and transformers are installed), and the FFN with gelu_ext's pool
-at one thread and at torch's thread count.  Issue 47's tables: per call at
-<= 2^14 elements under inference_mode and with autograd against F.gelu (and
-torch.relu, the cost of a C++ op); the alternating pattern (a torch op, then
+at one thread and at torch's thread count.  What one GELU call costs
+(``--only-call-costs`` runs these alone): per call at <= 2^14 elements
+under inference_mode and with autograd against F.gelu (and torch.relu, the
+cost of a C++ op); the alternating pattern (a torch op, then
 the GELU, both allocating) with minor page faults per pair; torch.profiler
 time per GELU call inside the real MiniLM (float32 and bfloat16, 1 and 2
-threads); and (not with --quick) the torch.compile'd MiniLM.  Issue 57:
+threads); and (not with --quick) the torch.compile'd MiniLM.
 ``--compiled`` alone times compiled unpatched against compiled patched for
 MiniLM and a BERT-base FFN, float32 and bfloat16, 1 and 2 threads, eager,
 torch.compile's default, max-autotune-no-cudagraphs and freezing.
@@ -17,7 +18,7 @@ torch.compile's default, max-autotune-no-cudagraphs and freezing.
 Usage::
 
     python bench/torch_layer.py [--quick] [--tokens 4096] [--json FILE]
-                                [--only-issue47] [--kernels python|cpp|both]
+                                [--only-call-costs] [--kernels python|cpp|both]
     python bench/torch_layer.py --compiled [--dtypes float32,bfloat16]
                                 [--modes eager,default,max-autotune-no-cudagraphs,freezing]
                                 [--models minilm,ffn]
@@ -161,7 +162,7 @@ def overhead(sizes, budget):
                 rows.append(f"2^{int(np.log2(n)):<3d} {nt:3d} {mode:15s} {k:14s} {us(v)}  "
                             f"{(v.median - base) * 1e6:+9.1f}")
     table("Per-call time of exact GELU, float32 (median us; last column: minus F.gelu's "
-          "in the same mode; issue 47: ours within +1.5 us under inference_mode, +3 with autograd)",
+          "in the same mode; goal: ours within +1.5 us under inference_mode, +3 with autograd)",
           rows, "size  thr mode            entry             median  over F.gelu")
     return out
 
@@ -689,8 +690,9 @@ def main(argv=None):
     p.add_argument("--tokens", type=_common.int_at_least(1), default=4096,
                    help="rows of the FFN input (batch x sequence), default 4096")
     p.add_argument("--json", help="write the medians here")
-    p.add_argument("--only-issue47", action="store_true",
-                   help="only the tables of issue 47 (per call, alternating, in-model, compiled)")
+    p.add_argument("--only-call-costs", action="store_true",
+                   help="only the tables of what one GELU call costs (per call, alternating, in-model, "
+                        "encode, compiled)")
     p.add_argument("--kernels", choices=("python", "cpp", "both"), default=None,
                    help="the ops' CPU kernels for 'ours': those gelu_ext.torch chose at import "
                         "(default: the C++ ones where built for this torch), the Python ones, the "
@@ -753,7 +755,7 @@ def main(argv=None):
     # (the smoke run loads the model twice, not four times: one dtype)
     doc["encode"] = (encode(loaded, budget, counts, batch_size=4, count=8, dtypes=dtypes) if a.quick
                      else encode(loaded, budget, counts))
-    if a.only_issue47:
+    if a.only_call_costs:
         doc["compiled"] = None if a.quick else compiled(loaded, budget, idle_wait=0)
     else:
         doc.update({"ffn": {" ".join(k): v for k, v in ffn_block(tokens, d, h, budget).items()},

@@ -63,10 +63,10 @@ def test_absent_the_bench_cell_says_how_to_install_it(no_mkl):
 
 def test_absent_every_mkl_ratios_row_says_not_installed(no_mkl, ratios):
     r = ratios.Ratios(1, {})
-    ratios._issue40(r, f64=True)
+    ratios._mkl_rows(r, f64=True)
     assert len(r.rows) == 4                          # f32 and f64 speed, bulk and tail ULP
     assert {row.verdict for row in r.rows} == {ratios.NOT_INSTALLED}
-    assert all(row.measured == "-" and row.num == "i40" for row in r.rows)
+    assert all(row.measured == "-" and row.num == "mkl" for row in r.rows)
 
 
 def test_absent_the_header_has_no_mkl_entry(no_mkl):
@@ -155,7 +155,7 @@ def test_mkl_rows_of_ratios_are_measured(monkeypatch, ratios):
     r = ratios.Ratios(1, {})
     r.tcfg.update(min_sample=1e-4, max_repeats=1, budget=0.01)
     monkeypatch.setattr(ratios, "N20", 4096)
-    ratios._issue40(r)
+    ratios._mkl_rows(r)
     speed, bulk, tail = r.rows
     assert speed.measured.endswith("x") and speed.verdict in ("PASS", "FAIL")
     for row in (bulk, tail):
