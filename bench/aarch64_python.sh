@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Python suite on an aarch64 interpreter, without an ARM machine (issue
-# 31): a Debian 12 arm64 root made with debootstrap and entered through
+# The Python suite on an aarch64 interpreter, without an ARM machine: a
+# Debian 12 arm64 root made with debootstrap and entered through
 # qemu-user-static (binfmt_misc), gelu_ext built there by pip with the
 # arm64 GCC and NumPy from its aarch64 wheels, then pytest.  bench/aarch64.sh
 # checks the kernels' bits; this checks the Python layer on top of them (the

@@ -1,4 +1,4 @@
-"""Big arrays: 64-bit indices throughout (issue 7).  Not a CI test: it needs
+"""Big arrays: 64-bit indices throughout.  Not a CI test: it needs
 ~17 GB of memory (a float32 input and output of 2^31 + 17 elements each).
 
     PYTHONPATH=. python bench/big_array.py            # refuses if < 18 GiB are free

@@ -1,4 +1,4 @@
-"""Threads on a machine that is not ours alone (issue 12).
+"""Threads on a machine that is not ours alone.
 
 Usage::
 
@@ -9,10 +9,10 @@ Usage::
    elements with the default thread count and with one thread, interleaved
    in this process (samples of >= 20 ms of back-to-back calls, the mode
    that goes first drawn at random), and prints speed(default) /
-   speed(1 thread).  Issue 12
-   asks for >= 0.8 for every op.  The spinners are ended by PID and waited
+   speed(1 thread); the goal is >= 0.8 for every op (more threads never
+   much slower than one).  The spinners are ended by PID and waited
    for in a ``finally`` block, whatever happens.
-2. Beside other runtimes (issue 29; no spinners): the Transformer
+2. Beside other runtimes (no spinners): the Transformer
    feed-forward pattern -- a matmul, then ``fast_gelu(h, out=o)`` on its
    output -- with NumPy's ``np.matmul`` (OpenBLAS, its default threads), a
    PyTorch op and ``torch.matmul`` (libgomp, default threads; where torch is
@@ -24,8 +24,8 @@ Usage::
    threads computing at once (CPU time in chunks / wall time of the
    threaded calls: what the pool got of the cores, whatever their speed on
    a shared host), calls threaded, calls a worker helped, the workers' share of the items,
-   stalls and calls sent serial by a back-off.  Issue 29 asks for >= 1.8x
-   on an idle 2-core machine.
+   stalls and calls sent serial by a back-off.  The goal is >= 1.8x on an
+   idle 2-core machine.
 3. Concurrent callers (no spinners): 1, 2 and 4 Python threads each call
    ``fast_gelu`` on their own N-element array; prints the total throughput
    against one caller with all threads, the most threads computing large
@@ -269,8 +269,8 @@ def runtimes_report(a):
     print(f"{'before each call':<20}{'shape':>12}{'1 thread ms':>13}{'default ms':>12}{'speed-up':>10}"
           f"{'computing':>11}   default calls: threaded / helped / workers' share / stalls / serial")
     for name, shape, t1, td, st, reps in rows:
-        # (a build before issue 29 lacks the item and CPU-time counters:
-        # n/a, so the same command compares it)
+        # (a build whose pool lacks the item and CPU-time counters: n/a,
+        # so the same command measures it too)
         items = st.get("worker_items", 0) + st.get("owner_items", 0)
         share = f"{st['worker_items'] / items:.0%}" if items else "n/a"
         par = f"{st['cpu_ns'] / st['wall_ns']:.2f}" if st.get("wall_ns") else "n/a"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The extension built with clang (issue 30): every ISA path this CPU runs
+# The extension built with clang: every ISA path this CPU runs
 # gives the GCC build's bits, and the tests of what bits do not show pass on
 # the clang build.  clang is what every Intel Mac (Apple clang) and
 # `CC=clang` users build with; each ISA unit (src/isa/) gets its flags from
@@ -20,8 +20,8 @@
 # that open); (3) on the clang build, the quick tier of the tests whose
 # subject the bits do not cover (CLANG_TESTS: strides, layouts and out= of
 # every op x dtype, the Python API, threads, the pool, fork, concurrent
-# callers, the vectorised loops, leaks), issue 42: the bits of step 2 hold
-# every op x dtype x path to the GCC build, which the whole suite tests.
+# callers, the vectorised loops, leaks); the bits of step 2 hold every
+# op x dtype x path to the GCC build, which the whole suite tests.
 # Exit status: 0 the same bits and the tests passed; 1 a warning, a
 # difference or a failure; 77 no clang here (skipped, with a note).
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Beyond one process (issue 15): fast_gelu over a chunked Zarr array, in one
+"""Beyond one process: fast_gelu over a chunked Zarr array, in one
 process and on a dask.distributed LocalCluster, same data, same pipeline.
 
 Usage::

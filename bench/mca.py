@@ -1,6 +1,6 @@
-"""Model cycles of a kernel's inner loop with llvm-mca (issue 23: a loop
-design must win on the model too, not only on the machine at hand; issue
-24: aarch64 speed, with no ARM machine here, is the model's).
+"""Model cycles of a kernel's inner loop with llvm-mca: a loop design must
+win on the model too, not only on the machine at hand, and aarch64 speed,
+with no ARM machine to time it on, is the model's.
 
 Usage::
 

@@ -1,5 +1,5 @@
 /*
- * pool_race.c -- a ThreadSanitizer run of the thread pool alone (issue 12):
+ * pool_race.c -- a ThreadSanitizer run of the thread pool alone:
  * four caller threads each run 200 jobs on 2-4 threads (so callers compete
  * for the pool and for compute slots), then a fork()ed child runs jobs of
  * its own and shuts its workers down; then the pool is shut down while two

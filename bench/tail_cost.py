@@ -1,4 +1,4 @@
-"""What the negative tail costs float32 exact GELU (issue 32): ours against
+"""What the negative tail costs float32 exact GELU: ours against
 PyTorch's ``gelu`` on inputs of several widths, and on the same inputs with
 the tail cut off, side by side in one process, one thread.
 

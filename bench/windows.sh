@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kernels on Windows, without a Windows machine (issue 30): the MSVC
+# The kernels on Windows, without a Windows machine: the MSVC
 # branches compiled in MSVC mode, and a mingw-w64 build run under wine
 # checked bit for bit against this Linux build, threads included.
 #

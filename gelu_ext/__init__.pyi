@@ -1,4 +1,4 @@
-# Type stubs for gelu_ext's public names (issue 15), read by mypy, pyright and
+# Type stubs for gelu_ext's public names, read by mypy, pyright and
 # editors; the package ships py.typed.  Every name of gelu_ext.__all__ is
 # declared here and nothing else public (tests/test_typing.py checks both
 # ways), so a new public function needs its stub.

@@ -247,7 +247,7 @@ def measure(calls, *, min_sample=2e-3, min_repeats=5, max_repeats=25, budget=0.5
 
 
 class PoolWatch:
-    """The thread pool's counters around a measurement (issue 29), so that no
+    """The thread pool's counters around a measurement, so that no
     ratio silently measures the pool's back-off: after a threaded call that
     was slower than one thread (src/runtime/gx_pool.c), the next 8-1024 large calls
     run on the caller alone, and a column timed then is not the kernel's
@@ -279,7 +279,7 @@ def medians_after(before, call, threads, repeats, seed=5):
     """Median seconds of ``call()`` at each thread count of ``threads`` (a
     count for ``gelu_ext.set_num_threads``), each sample one call timed alone
     right after an untimed ``before()`` -- another runtime's call, as in a
-    Transformer feed-forward block (issue 29) -- the counts alternating call
+    Transformer feed-forward block -- the counts alternating call
     by call in an order drawn at random, after one warm-up per count.
     Returns ``({count: median}, PoolWatch)``, the watch over the timed calls.
     The default thread count is set again at the end."""

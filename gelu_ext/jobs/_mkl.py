@@ -1,4 +1,4 @@
-"""oneMKL VM as a benchmark peer (issue 40): the accurate exact GELU a user
+"""oneMKL VM as a benchmark peer: the accurate exact GELU a user
 could pick instead of ours, x * Phi(x) with Phi from ``vmsCdfNorm`` /
 ``vmdCdfNorm`` in HA mode, through ctypes on the ``mkl`` wheel's libmkl_rt.
 

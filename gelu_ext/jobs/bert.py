@@ -718,7 +718,7 @@ def _timing_batch(config, batch, seq_len, rng):
 def time_forward(model, batch, seq_len, repeats):
     """Median encoder forward time at (batch, seq_len), its split by section,
     and how the thread pool ran the activation calls (each right after the
-    FFN's matmul, issue 29): threaded, or serial after a stall."""
+    FFN's matmul): threaded, or serial after a stall."""
     ids, mask = _timing_batch(model.config, batch, seq_len, np.random.default_rng(0))
     runs = []
     with PoolWatch() as pool:

@@ -355,9 +355,9 @@ def _bfloat16(module=None):
 class _AfterMlDtypes:
     """A sys.meta_path finder that registers the bfloat16 loops as ml_dtypes
     finishes its first import, whoever imports it.  ml_dtypes takes ~1 s to
-    import (0.85 of ``import gelu_ext``'s 1.0 s on a Zen 3 when gelu_ext
-    imported it itself), and a bfloat16 array cannot exist before it has
-    been imported: registering then costs nothing to anyone else."""
+    import, most of what ``import gelu_ext`` would cost if it imported it,
+    and a bfloat16 array cannot exist before it has been imported:
+    registering then costs nothing to anyone else."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "ml_dtypes":
