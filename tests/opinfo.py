@@ -92,7 +92,7 @@ def torch_op_modes(forward=None, kind=None, nargs=None):
 
 class FunctionalCase(NamedTuple):
     """One call of a ``gelu_ext.torch.functional`` function and the same
-    call of torch's own form of its op (``gelu_ext.torch._forms``, written
+    call of torch's own formula of its op (``gelu_ext.torch._formulas``, written
     with torch's functions: independent of gelu_ext's kernels)."""
     id: str
     op: str                     # the torch op it runs
@@ -108,26 +108,26 @@ def functional_cases(inplace=True, scale=4.0):
     A one-tensor op's operand is multiplied by ``scale`` on the way in
     (None: passed as it is): by 4, ReLU6 also sees its flat part beyond 6,
     and an in-place call works on a non-leaf, as inside a model."""
-    from gelu_ext.torch import _forms
+    from gelu_ext.torch import _formulas
     from gelu_ext.torch import functional as GF
     for t in _spec.TORCH_OPS:
         if not (t.grad and t.functional):
             continue
-        fn, form = getattr(GF, t.functional), _forms.TORCH_FORMS[t.name]
+        fn, formula = getattr(GF, t.functional), _formulas.TORCH_FORMULAS[t.name]
         for mode in (MODES if t.has_approximate else (None,)):
             kw = {} if mode is None else {"approximate": mode}
             tag = t.name + ("" if mode in (None, "none") else f" {mode}")
             n = len(t.args)
             one = scale if n == 1 else None
-            yield FunctionalCase(tag, t.name, _scaled(fn, kw, one), _scaled(form, kw, one), n, False)
+            yield FunctionalCase(tag, t.name, _scaled(fn, kw, one), _scaled(formula, kw, one), n, False)
             if t.bias:
-                bias_form = _forms.TORCH_FORMS[t.bias]
+                bias_formula = _formulas.TORCH_FORMULAS[t.bias]
                 yield FunctionalCase(tag + " bias", t.bias, _scaled(fn, kw, None, bias=True),
-                                     _scaled(bias_form, kw, None), 2, False)
+                                     _scaled(bias_formula, kw, None), 2, False)
             if t.inplace and inplace:
                 kw_in = dict(kw, inplace=True)
                 yield FunctionalCase(tag + " inplace", t.name, _scaled(fn, kw_in, one),
-                                     _scaled(form, kw_in, one), n, True)
+                                     _scaled(formula, kw_in, one), n, True)
 
 
 def _scaled(f, kw, scale, bias=False):
@@ -140,14 +140,14 @@ def _scaled(f, kw, scale, bias=False):
     return call
 
 
-def torch_form(ufunc):
-    """torch's own form (``gelu_ext.torch._forms``) of the plain forward op
+def torch_formula(ufunc):
+    """torch's own formula (``gelu_ext.torch._formulas``) of the plain forward op
     that runs ufunc ``ufunc``, with its ``approximate`` bound: one tensor in,
     one out."""
-    from gelu_ext.torch import _forms
+    from gelu_ext.torch import _formulas
     for t in _spec.TORCH_OPS:
         for mode in _spec.MODES:
             if t.grad and t.kind == "plain" and t.ufunc(mode) == ufunc:
                 extra = (mode,) if t.has_approximate else ()
-                return lambda z, f=_forms.TORCH_FORMS[t.name], e=extra: f(z, *e)
+                return lambda z, f=_formulas.TORCH_FORMULAS[t.name], e=extra: f(z, *e)
     raise LookupError(f"no plain torch op runs {ufunc}")

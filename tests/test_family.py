@@ -186,10 +186,10 @@ def test_gated_gradients_match_torch_autograd():
     torch = _torch()
     rng = np.random.default_rng(2)
     gate, up, grad = (rng.standard_normal((16, 32)) * 3 for _ in range(3))
-    from gelu_ext.torch import _forms
+    from gelu_ext.torch import _formulas
     for name, rec in GATED.items():         # against torch's own form of the op
         ours = rec.grad
-        theirs = (lambda g, u, f=_forms.TORCH_FORMS[rec.op], e=rec.extra: f(g, u, *e))
+        theirs = (lambda g, u, f=_formulas.TORCH_FORMULAS[rec.op], e=rec.extra: f(g, u, *e))
         tg, tu = (torch.from_numpy(a.copy()).requires_grad_() for a in (gate, up))
         theirs(tg, tu).backward(torch.from_numpy(grad))
         d_gate, d_up = ours(gate, up, grad)

@@ -15,7 +15,7 @@ import pytest
 from gelu_ext import _spec
 from gelu_ext.jobs import moons as M
 from helpers import WITHOUT_ML_DTYPES, python_child
-from opinfo import torch_form
+from opinfo import torch_formula
 
 ARM_IDS = list(M.ARMS)
 # Small enough to run in a fraction of a second, big enough to train.
@@ -124,8 +124,8 @@ def arm_form(arm):
     """torch's own form of the arm's activation (a fused arm runs fast_gelu)."""
     approximate = M.ARMS[arm][1]
     if approximate:
-        return torch_form("gelu_erf" if approximate == "none" else "gelu_tanh")
-    return torch_form(M._unfused(arm)[0].__name__)
+        return torch_formula("gelu_erf" if approximate == "none" else "gelu_tanh")
+    return torch_formula(M._unfused(arm)[0].__name__)
 
 
 def _torch_trajectory(torch, sizes, init, arm, X, y, *, epochs, batch_size, lr, order_seed):

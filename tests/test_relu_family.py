@@ -4,13 +4,13 @@ ReLU ``relu2``, ReLU6 ``relu6``) and their gradients.
 They are correctly rounded (<= 0.5 ULP: their results are exact in float64
 and rounded once), so every dtype and every ISA path must give the float64
 twin's bits rounded to the dtype; the special values are PyTorch's own
-(torch's form of each op, ``gelu_ext.torch._forms``, and its autograd)."""
+(torch's formula of each op, ``gelu_ext.torch._formulas``, and its autograd)."""
 import numpy as np
 import pytest
 
 import gelu_ext
 from gelu_ext import _spec, testing
-from opinfo import torch_form
+from opinfo import torch_formula
 
 # every correctly rounded op of the spec and the forward ones among them
 NEW = [op for op in _spec.OPS if op.exact]
@@ -79,7 +79,7 @@ def test_special_values_are_pytorchs(name, dtype):
         x = np.resize(np.array(SPECIAL, dtype=dtype), 64)
     g = np.resize(np.array([1.0, -2.5, 0.0, np.inf, 3.0], dtype=dtype), 64)
     t = torch.from_numpy(x.copy()).requires_grad_()
-    y = torch_form(name)(t)
+    y = torch_formula(name)(t)
     (d,) = torch.autograd.grad(y, t, torch.from_numpy(g.copy()))
     testing.assert_same_bits(getattr(gelu_ext, name)(x), y.detach().numpy(), name)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -125,16 +125,16 @@ def test_nn_module_runs_its_op(t):
 
 
 def test_torch_formulas_are_keyed_by_the_spec():
-    """Each forward op has its torch form and its ONNX graph; each second
+    """Each forward op has its torch formula and its ONNX graph; each second
     derivative the spec names has its torch expression."""
     pytest.importorskip("torch")
-    from gelu_ext.torch import _forms, onnx
+    from gelu_ext.torch import _formulas, onnx
     names = {t.name for t in FORWARD}
-    assert set(_forms.TORCH_FORMS) == names
-    assert set(_forms.ONNX_GRAPHS) == names
+    assert set(_formulas.TORCH_FORMULAS) == names
+    assert set(_formulas.ONNX_GRAPHS) == names
     assert set(onnx._ONNXSCRIPT) == names
     d2 = {a for t in _spec.TORCH_OPS if t.d2 for a in t.d2.values()}
-    assert set(_forms.D2) == d2
+    assert set(_formulas.D2) == d2
 
 
 def _params(fn):

@@ -25,7 +25,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 import gelu_ext                                            # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
-from gelu_ext.torch import _forms                          # noqa: E402
+from gelu_ext.torch import _formulas                       # noqa: E402
 from gelu_ext import _spec                                 # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
 from helpers import python_child                           # noqa: E402
@@ -261,7 +261,7 @@ def test_gradient_ops_gradcheck_float64(name):
 @pytest.mark.parametrize("op", [c for c in functional_cases(inplace=False, scale=None) if c.nargs == 1],
                          ids=lambda c: c.id)
 def test_second_derivative_against_torch(op):
-    """f'' from double backward matches that of torch's own form (float64)."""
+    """f'' from double backward matches that of torch's own formula (float64)."""
     x = torch.linspace(-6, 6, 241, dtype=torch.float64, requires_grad=True)
     (g,) = torch.autograd.grad(op.ours(x).sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
@@ -497,7 +497,7 @@ def same_outcome(ours, theirs):
         assert a == b
 
 
-# every one-tensor functional function (each mode, in place too) and torch's own form
+# every one-tensor functional function (each mode, in place too) and torch's own formula
 FUNCTIONAL_CALLS = {c.id: (c.ours, c.theirs) for c in functional_cases(scale=None) if c.nargs == 1}
 OTHER_TENSORS = {
     "int64": lambda: torch.tensor([-2, 0, 3]), "int8": lambda: torch.tensor([-2, 0, 3], dtype=torch.int8),
@@ -543,7 +543,7 @@ def test_bad_approximate_and_non_tensors():
         GF.gelu(np.zeros(3))
 
 
-def test_inplace_forms():
+def test_inplace_calls():
     x = make((4, 5), torch.float32, 0)
     want = GF.silu(x)
     y = x.clone()
@@ -552,9 +552,9 @@ def test_inplace_forms():
     assert gt.ReLU(inplace=True)(y) is y
 
 
-# the spec's in-place functions, ours and the op's torch form (torch's own
+# the spec's in-place functions, ours and the op's torch formula (torch's own
 # function, F.relu for relu, with torch's inplace flag)
-INPLACE = {t.functional: (getattr(GF, t.functional), _forms.TORCH_FORMS[t.name])
+INPLACE = {t.functional: (getattr(GF, t.functional), _formulas.TORCH_FORMULAS[t.name])
            for t in _spec.TORCH_OPS if t.inplace}
 
 
@@ -829,7 +829,7 @@ def test_real_minilm_patched_unpatched_saved(tmp_path):
 def test_real_minilm_relu_swap_breaks_the_geometry():
     """The article's point, in PyTorch: ReLU in place of GELU without
     retraining moves the embeddings far (the NumPy job measures mean cosine
-    0.61 to the originals); the tanh form does not."""
+    0.61 to the originals); the tanh approximation does not."""
     model, batch, _ = minilm_or_skip()
     before = embed(model, batch)
     gt.patch_model(model, replace_with="gelu_new")
@@ -973,7 +973,7 @@ def private_torch_names(path):
 
 
 @pytest.mark.parametrize("module", ["_ops", "_mode", "_cpp", "onnx", "_patch", "_routes", "nn",
-                                    "functional", "_forms", "__init__"])
+                                    "functional", "_formulas", "__init__"])
 def test_no_module_but_private_reaches_for_a_private_torch_name(module):
     import os
     path = os.path.join(os.path.dirname(gt.__file__), module + ".py")

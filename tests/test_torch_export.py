@@ -1,8 +1,8 @@
 """gelu_ext.torch leaving eager PyTorch: ``torch.onnx.export`` and ``torch.jit.script``.
 
-ONNX: a patched model (and the functional forms) exports, with either
+ONNX: a patched model (and the functional functions) exports, with either
 exporter and no extra argument, to a graph of standard ONNX operators only
-(``Gelu`` where the opset has it, its erf/tanh form below), which ONNX
+(``Gelu`` where the opset has it, its erf formula or tanh approximation below), which ONNX
 Runtime runs to the eager model's values (float rounding apart: its kernels
 are not ours).  ``ONNX_TRANSLATIONS``, the table for ``custom_translation_table``,
 does the same.
@@ -27,7 +27,7 @@ torch = pytest.importorskip("torch", reason="gelu_ext.torch needs PyTorch (pip i
 import gelu_ext.torch as gt                                # noqa: E402
 from gelu_ext.torch import functional as GF                # noqa: E402
 from gelu_ext.torch import _ops                            # noqa: E402
-from gelu_ext.torch._forms import TORCH_FORMS              # noqa: E402
+from gelu_ext.torch._formulas import TORCH_FORMULAS       # noqa: E402
 from helpers import python_child                           # noqa: E402
 
 # torch 2.13's dynamo exporter trips over its own pytree deprecation (a
@@ -50,7 +50,7 @@ def onnx_deps():
 
 class EveryOp(torch.nn.Module):
     """Every forward op: the torch.nn activations ``patch_model`` swaps (each
-    torch class of the spec, and GELU's tanh form), gelu_ext's gated
+    torch class of the spec, and GELU's tanh approximation), gelu_ext's gated
     modules, and every function of the spec (with approximate="tanh" and
     bias= where it takes them)."""
 
@@ -130,14 +130,14 @@ def default_opset(model_proto):
 
 
 def test_dynamo_export_of_a_patched_model_needs_no_argument():
-    # at this torch's default opset (below 20 before torch 2.9): Gelu or its forms
+    # at this torch's default opset (below 20 before torch 2.9): Gelu or its formulas
     m, args = patched_every_op()
     proto = export_dynamo(m, args)
     assert_standard_and_equal(proto, m, args, opset=default_opset(proto))
 
 
 @pytest.mark.slow
-def test_dynamo_export_below_opset_20_uses_the_erf_and_tanh_forms():
+def test_dynamo_export_below_opset_20_uses_the_erf_and_tanh_formulas():
     m, args = patched_every_op()
     assert_standard_and_equal(export_dynamo(m, args, opset_version=18), m, args, opset=18)
 
@@ -167,8 +167,8 @@ def test_dynamo_export_with_the_translation_table(opset):
 @pytest.mark.filterwarnings("default:.isinstance.treespec, LeafSpec.. is deprecated:FutureWarning")
 @pytest.mark.slow                       # a dynamo ONNX export: a second or more
 def test_an_exported_program_exports_with_the_translation_table():
-    """An ExportedProgram is no trace the exporter runs (the ops' forms are
-    not in torch's table then): the table argument is the way."""
+    """An ExportedProgram is no trace the exporter runs (the ops' torch formulas
+    are not in torch's table then): the table argument is the way."""
     from gelu_ext.torch.onnx import ONNX_TRANSLATIONS
     m, args = patched_every_op()
     ep = torch.export.export(m, args)
@@ -218,7 +218,7 @@ def test_importing_gelu_ext_torch_imports_neither_onnx_nor_onnxscript(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr[-2000:])
 
 
-def forms_in_torchs_table():
+def formulas_in_torchs_table():
     from torch._decomp import decomposition_table
     return sorted(str(op) for op in decomposition_table if str(op).startswith("gelu_ext."))
 
@@ -232,16 +232,16 @@ def test_import_leaves_torchs_decomposition_table_alone(tmp_path):
 
 
 @pytest.mark.slow                       # a dynamo ONNX export: a second or more
-def test_the_forms_are_in_torchs_table_only_while_an_onnx_export_runs():
+def test_the_formulas_are_in_torchs_table_only_while_an_onnx_export_runs():
     m, args = patched_every_op()
     export_dynamo(m, args)
-    assert forms_in_torchs_table() == sorted(f"gelu_ext.{name}.default" for name in TORCH_FORMS)
+    assert formulas_in_torchs_table() == sorted(f"gelu_ext.{name}.default" for name in TORCH_FORMULAS)
     torch.export.export(m, args)            # the next trace outside an export
-    assert forms_in_torchs_table() == []
+    assert formulas_in_torchs_table() == []
 
 
 def test_the_exporters_decomposition_leaves_torch_export_alone():
-    """The forms registered for the ONNX exporter are not applied by
+    """The torch formulas registered for the ONNX exporter are not applied by
     torch.export's own decompositions: an ExportedProgram keeps our ops."""
     m = torch.nn.Sequential(torch.nn.Linear(8, 8), gt.GELU(), gt.SiLU()).eval()
     ep = torch.export.export(m, (torch.randn(2, 8),)).run_decompositions()
@@ -355,7 +355,7 @@ def test_scripted_inplace_writes_into_its_input_as_eager(name):
 
 @pytest.mark.parametrize("name", INPLACE_MODULES)
 def test_scripted_inplace_under_autograd_gives_eagers_gradient(name):
-    """In a scripted model too, the in-place form leaves backward intact."""
+    """In a scripted model too, an in-place call leaves backward intact."""
     def grad(module):
         torch.manual_seed(0)
         lin = torch.nn.Linear(4, 6).double()

@@ -24,7 +24,7 @@ from torch.autograd import functional as AF                # noqa: E402
 
 from gelu_ext.torch import functional as GF                # noqa: E402
 import gelu_ext.torch as gt                                # noqa: E402
-from gelu_ext.torch import _forms                          # noqa: E402
+from gelu_ext.torch import _formulas                       # noqa: E402
 from helpers import quick_tier                             # noqa: E402
 from opinfo import functional_cases, torch_op_modes, torch_ops  # noqa: E402
 
@@ -46,7 +46,7 @@ def bits(t):
 
 # id -> (ours, torch's, operand shapes): every forward op of the spec through
 # its functional function (in each mode, with bias=, in place on a non-leaf
-# as inside a model), against torch's own form of it; the second operand of
+# as inside a model), against torch's own formula of it; the second operand of
 # the binary ops broadcasts, so the reductions of its derivatives are
 # exercised too
 OPS = {c.id: (c.ours, c.theirs, [(2, 3), (3,)][:c.nargs]) for c in functional_cases()}
@@ -274,20 +274,20 @@ def test_per_sample_gradients_of_a_patched_model_equal_the_loop():
 
 def _entries():
     """Each forward op through torch.ops.gelu_ext (its default mode, then
-    tanh) and through its module, against torch's own form of it."""
+    tanh) and through its module, against torch's own formula of it."""
     for t in gt._ops._spec.TORCH_OPS:
         if not t.grad:
             continue
-        form, n = _forms.TORCH_FORMS[t.name], len(t.args)
+        formula, n = _formulas.TORCH_FORMULAS[t.name], len(t.args)
         modes = (None, "tanh") if t.has_approximate else (None,)
         for mode in modes:
             extra = () if mode is None else (mode,)
             tag = "" if mode is None else f" {mode}"
             yield (f"ops.{t.name}{tag}", (lambda *a, o=getattr(ops, t.name), e=extra: o(*a, *e),
-                                          lambda *a, f=form, e=extra: f(*a, *e), n))
+                                          lambda *a, f=formula, e=extra: f(*a, *e), n))
             if t.module:
                 yield (f"gt.{t.module}{tag}", (getattr(gt, t.module)(*extra),
-                                               lambda *a, f=form, e=extra: f(*a, *e), n))
+                                               lambda *a, f=formula, e=extra: f(*a, *e), n))
 
 
 ENTRY = dict(_entries())

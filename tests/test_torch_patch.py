@@ -367,7 +367,7 @@ def test_llama_form_with_a_function_for_act_fn_is_not_fused():
 def test_t5_gated_relu_is_not_fused_and_its_relu_is_replaced():
     model = tiny_t5("gated-relu")
     report = gt.patch_model(model, gated_mlp=True)
-    assert len(report.not_fused) == 4 and "ReLU has no fused gated form" in report.not_fused[0].reason
+    assert len(report.not_fused) == 4 and "ReLU has no fused gated op" in report.not_fused[0].reason
     assert {type(r.new) for r in report.replaced} == {gt.ReLU} and len(report) == 4
 
 
@@ -379,7 +379,7 @@ def test_replace_with_decides_the_gate_of_fused_blocks(replace_with, fused):
     if fused:
         assert type(model[0]) is gt.GatedMLP and model[0].extra_repr() == fused
     else:
-        assert "replace_with='relu' has no fused gated form" in report.not_fused[0].reason
+        assert "replace_with='relu' has no fused gated op" in report.not_fused[0].reason
         assert type(model[0].act_fn) is gt.ReLU
 
 

@@ -78,8 +78,8 @@ class _FunctionalMode(TorchFunctionMode):
 
 def functional_mode():
     """A context manager under which ``torch.nn.functional.gelu``, ``silu``,
-    ``relu``, ``relu_``, ``relu6``, ``hardtanh`` with bounds (0, 6) (ReLU6's
-    form), ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_`` run
+    ``relu``, ``relu_``, ``relu6``, ``hardtanh`` with bounds (0, 6) (what
+    ``nn.ReLU6`` calls), ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_`` run
     gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
     arguments, ``inplace`` included) on CPU tensors of float16, bfloat16,
     float32 and float64; any other call, tensor or device is torch's.

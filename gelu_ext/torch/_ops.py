@@ -4,10 +4,10 @@ Design:
 
 * One table, the op spec's ``TORCH_OPS`` (``gelu_ext/_spec.py``): each
   record is an op of the ``gelu_ext`` namespace, its schema, the ufuncs that
-  compute it, its form (elementwise, fused bias, gated), the gradient op a
+  compute it, its kind (elementwise, fused bias, gated), the gradient op a
   forward op's backward calls and the first and second derivatives a
   gradient op's double backward uses.  Registration loops over the table;
-  the derivative formulas branch on the form, never on an op's name.
+  the derivative formulas branch on the kind, never on an op's name.
 * The kernel is the ufuncs' own inner loop.  The common call -- every
   operand a contiguous tensor of one float dtype and one shape -- runs it
   straight over the tensors' memory (``_ufuncs._apply_at``: what the ufunc's
@@ -44,7 +44,7 @@ Design:
   does for torch's own broadcasting ops.  The gradient ops are
   differentiable too (double backward, e.g. for gradient penalties): their
   backward uses the activations' second derivatives written as torch
-  expressions (``_forms.D2``), and our ops for everything else.  Each op also has a
+  expressions (``_formulas.D2``), and our ops for everything else.  Each op also has a
   JVP (forward-mode AD) and a vmap rule, so every ``torch.func`` transform
   works: see the autograd section for why it is not ``register_autograd``.
 * Dtypes: float16, bfloat16, float32, float64 are kept; mixed float operands
@@ -57,7 +57,7 @@ import torch
 
 from .. import _spec, _ufuncs
 from . import _private
-from ._forms import D2 as _D2
+from ._formulas import D2 as _D2
 
 NS = "gelu_ext"
 
@@ -422,7 +422,7 @@ def _jvp_for(spec):
 # ---------------------------------------------------------- double backward --
 # The gradient ops are differentiable too: their derivatives need the
 # activations' second derivatives, which gelu_ext has no kernels for, so
-# they are torch expressions (``_forms.D2``, by the spec's d2; computed in
+# they are torch expressions (``_formulas.D2``, by the spec's d2; computed in
 # float32 at least: a few ULP, not the <= 1 ULP of the kernels), times our
 # own ops for every first derivative and forward value.  Third and higher
 # derivatives follow by the same rules.

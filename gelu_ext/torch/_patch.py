@@ -86,7 +86,7 @@ _FACTORY = {a.public: _factory(a, a.copy) for a in _spec.ACTIVATIONS}
 # torch.nn class -> a factory of the module that replaces it by class
 _TORCH_CLASSES = {getattr(torch.nn, a.torch_class): _factory(a, a.copy + a.class_copy)
                   for a in _spec.ACTIVATIONS if a.torch_class}
-# public gelu_ext function -> (gate, approximate) of its fused gated form
+# public gelu_ext function -> (gate, approximate) of its fused gated op
 _GATE = {a.public: a.gate for a in _spec.ACTIVATIONS if a.gate}
 
 # hidden_act names whose class computes something gelu_ext does not, and why
@@ -439,10 +439,10 @@ def _gated_mlp(module, mapped, replace_with=None):
     act = module._modules[form.act]
     kind = _gate_kind(act, mapped, replace_with)
     if kind is None and replace_with is not None and (type(act) in mapped or _torch_factory(act)):
-        return None, (f"replace_with={replace_with!r} has no fused gated form (swiglu and geglu "
+        return None, (f"replace_with={replace_with!r} has no fused gated op (swiglu and geglu "
                       f"take SiLU and GELU): the activation is replaced alone")
     if kind is None:
-        return None, (f"its activation {type(act).__name__} has no fused gated form "
+        return None, (f"its activation {type(act).__name__} has no fused gated op "
                       f"(swiglu and geglu take SiLU and GELU): it is replaced alone "
                       f"if gelu_ext computes it")
     why = _droppable(module, keep=form.children)
@@ -474,7 +474,7 @@ def _children(model):
 # path the code does not name (an op looked up by string) is for ``check``.
 
 # torch's activation functions, as functional_mode routes them, by their
-# usual spelling (hardtanh is left out: only its (0, 6) form is ReLU6)
+# usual spelling (hardtanh is left out: only hardtanh(x, 0, 6) is ReLU6)
 def _spelling(f):
     for prefix, namespace in (("F", torch.nn.functional), ("torch", torch)):
         if getattr(namespace, f.__name__, None) is f:

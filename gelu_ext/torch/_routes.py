@@ -19,14 +19,14 @@ Design:
   never compiled).  One routing, so a scripted module gives the eager
   module's bits.
 * The path for every tensor gelu_ext has no kernel for is the op written
-  with torch's own functions, ``_forms.TORCH_FORMS``.
+  with torch's own functions, ``_formulas.TORCH_FORMULAS``.
 """
 from typing import Optional
 
 import torch
 
 from .. import _spec
-from ._forms import TORCH_FORMS
+from ._formulas import TORCH_FORMULAS
 
 _ops = torch.ops.gelu_ext
 
@@ -127,9 +127,9 @@ def form_of(spec):
 
 
 def _route(spec):
-    op, form, shape = getattr(_ops, spec.name), TORCH_FORMS[spec.name], form_of(spec)
+    op, form, shape = getattr(_ops, spec.name), TORCH_FORMULAS[spec.name], form_of(spec)
     if shape == "input, approximate, bias":
-        route = _input_approximate_bias(op, form, getattr(_ops, spec.bias), TORCH_FORMS[spec.bias])
+        route = _input_approximate_bias(op, form, getattr(_ops, spec.bias), TORCH_FORMULAS[spec.bias])
     else:
         route = {"input": _input, "input, inplace": _input_inplace, "gate, up": _gate_up,
                  "gate, up, approximate": _gate_up_approximate}[shape](op, form)

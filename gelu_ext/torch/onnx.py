@@ -7,12 +7,12 @@ Both exporters translate the ops without an extra argument::
     torch.onnx.export(model, args, "model.onnx")           # dynamo (default)
     torch.onnx.export(model, args, "model.onnx", dynamo=False)   # TorchScript-based
 
-Each forward op becomes its graph in ``_forms.ONNX_GRAPHS``: ``gelu`` is
-``Gelu(approximate=...)`` from opset 20 (below it, the erf form
-``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh form), ``relu`` is ``Relu``,
+Each forward op becomes its graph in ``_formulas.ONNX_GRAPHS``: ``gelu`` is
+``Gelu(approximate=...)`` from opset 20 (below it, the erf formula
+``0.5 x (1 + Erf(x / sqrt 2))`` or the tanh approximation), ``relu`` is ``Relu``,
 ``silu`` is ``x * Sigmoid(x)``; the fused ops add an ``Add`` or a ``Mul``.
 
-The gradient ops have no ONNX form: an exported graph is for inference.
+The gradient ops have no ONNX graph: an exported graph is for inference.
 The runtime's kernels are not gelu_ext's: the exported model computes at
 their accuracy (ONNX Runtime 1.32's float32 ``Gelu``: 156 ULP in the negative
 tail, README), not with gelu_ext's bits.
@@ -28,8 +28,8 @@ Design:
   decomposes every op it has no translation for with the entries of
   torch's (private) decomposition table (``_decomp.create_onnx_friendly_
   decomposition_table``).  While a dynamo export runs
-  (``torch.onnx.is_in_onnx_export()``), each forward op's torch form
-  (``_forms.TORCH_FORMS``) is put there, which the exporter then translates
+  (``torch.onnx.is_in_onnx_export()``), each forward op's torch formula
+  (``_formulas.TORCH_FORMULAS``) is put there, which the exporter then translates
   with torch's own table (``Gelu`` from opset 20, as above); the entries
   are taken out again by the first trace outside an export.  The hook is
   the ops' fake kernels (``_ops.FAKE_HOOKS``): the exporter runs them as
@@ -50,8 +50,8 @@ Design:
   ``torch.onnx.register_custom_op_symbolic``, public, from opset 9 (Erf's):
   ``import gelu_ext.torch`` registers them there, a registry only that
   exporter reads (as ``torch.library`` holds the ops themselves).
-* One ONNX graph per op (``_forms.ONNX_GRAPHS``, beside the op's torch
-  form), written against a small emitter (``op``, ``const``, ``promote``,
+* One ONNX graph per op (``_formulas.ONNX_GRAPHS``, beside the op's torch
+  formula), written against a small emitter (``op``, ``const``, ``promote``,
   ``opset``) that each exporter fills (onnxscript for dynamo,
   ``GraphContext.op`` for TorchScript): the graph is written once for
   both.  The translations and registrations are made from the spec's
@@ -64,7 +64,7 @@ import inspect
 
 import torch
 
-from ._forms import ONNX_GRAPHS, TORCH_FORMS
+from ._formulas import ONNX_GRAPHS, TORCH_FORMULAS
 from . import _ops
 from ._ops import NS, OPS, _OPS
 from . import _private
@@ -152,7 +152,7 @@ def _onnxscript_function(name):
     return translation
 
 
-# one per forward op of the spec, each with its graph in _forms.ONNX_GRAPHS
+# one per forward op of the spec, each with its graph in _formulas.ONNX_GRAPHS
 _ONNXSCRIPT = {t.name: _onnxscript_function(t.name) for t in _OPS.values() if t.grad}
 
 #: ``{torch.ops.gelu_ext.<op>.default: onnxscript function}`` for every forward
@@ -204,33 +204,33 @@ def _torchscript_symbolic(name):
 # ----------------------------------------------------------- registration --
 
 _REGISTERED = []
-_ADDED = {}         # op overload -> its form, in torch's decomposition table now (Design)
+_ADDED = {}         # op overload -> its torch formula, now in torch's decomposition table
 
 
 def _export_scope():
-    """The ops' fake kernels call this (Design): the forward ops' forms in
+    """The ops' fake kernels call this (Design): the forward ops' torch formulas in
     torch's decomposition table while a dynamo ONNX export runs, out of it
     at the first trace outside one."""
     if torch.onnx.is_in_onnx_export():
         if not _ADDED:
             table = _private.decomposition_table()
             if table is not None:
-                for name, form in TORCH_FORMS.items():
+                for name, formula in TORCH_FORMULAS.items():
                     op = OPS[name].default
                     if op not in table:
-                        table[op] = form
-                        _ADDED[op] = form
+                        table[op] = formula
+                        _ADDED[op] = formula
     elif _ADDED:
         table = _private.decomposition_table()
-        for op, form in list(_ADDED.items()):
-            if table is not None and table.get(op) is form:
+        for op, formula in list(_ADDED.items()):
+            if table is not None and table.get(op) is formula:
                 del table[op]
             del _ADDED[op]
 
 
 def register():
     """Make the TorchScript-based ``torch.onnx.export`` translate
-    gelu_ext's ops, and the dynamo one find their forms while it runs
+    gelu_ext's ops, and the dynamo one find their torch formulas while it runs
     (Design).  ``import gelu_ext.torch`` calls it; calling it again does
     nothing."""
     if _REGISTERED:

@@ -5,33 +5,35 @@ Design:
 
 * Three tables, one entry per op each, keyed by the spec's names
   (``gelu_ext/_spec.py``; ``tests/test_spec.py`` checks the keys):
-  ``TORCH_FORMS``  forward op -> the op written with torch's own functions,
-                   TorchScript-typed, with the op schema's arguments (an
-                   in-place op's also takes torch's ``inplace`` flag): the
-                   path for tensors gelu_ext has no kernel for (``_routes``)
-                   and the decomposition the dynamo ONNX exporter applies
-                   (``onnx``);
-  ``D2``           activation (a ufunc name of a ``TorchOp.d2``) -> its second
-                   derivative, a torch expression: gelu_ext has no kernels
-                   for second derivatives, and the gradient ops' double
-                   backward (``_ops``) needs them;
-  ``ONNX_GRAPHS``  forward op -> its ONNX graph, written once against the
-                   small emitter of ``onnx`` (``op``, ``const``, ``opset``)
-                   that both exporters fill.
+  ``TORCH_FORMULAS``  forward op -> ``torch_<op>``, the op written with
+                      torch's own functions, TorchScript-typed, with the op
+                      schema's arguments (an in-place op's also takes
+                      torch's ``inplace`` flag): the path for tensors
+                      gelu_ext has no kernel for (``_routes``, which calls
+                      it by that name) and the decomposition the dynamo
+                      ONNX exporter applies (``onnx``);
+  ``D2``              activation (a ufunc name of a ``TorchOp.d2``) -> its
+                      second derivative, a torch expression: gelu_ext has
+                      no kernels for second derivatives, and the gradient
+                      ops' double backward (``_ops``) needs them;
+  ``ONNX_GRAPHS``     forward op -> its ONNX graph, written once against the
+                      small emitter of ``onnx`` (``op``, ``const``,
+                      ``opset``) that both exporters fill.
 * Everything else of an op in ``gelu_ext.torch`` (the ops, their autograd,
   the functions, the modules, the routing, the ONNX registrations) is made
-  from the spec; adding a forward op adds one entry to each table here.
+  or generated from the spec; adding a forward op adds one entry to each
+  table here.
 """
 import torch
 import torch.nn.functional as F
 
 _INV_SQRT_2PI = 0.3989422804014327          # 1/sqrt(2 pi)
 _SQRT_2 = 1.4142135623730951
-_K, _C, _Q = 0.7978845608028654, 0.044715, 1.702     # sqrt(2/pi), tanh form's cubic, quick GELU's
+_K, _C, _Q = 0.7978845608028654, 0.044715, 1.702     # sqrt(2/pi), the tanh cubic's, quick GELU's
 _GELU_OPSET = 20        # the first ONNX opset with Gelu
 
 
-# ------------------------------------------------- torch's own form of each --
+# ---------------------------------------------- torch's own formula of each --
 
 def torch_gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     return F.gelu(x, approximate=approximate)
@@ -69,7 +71,7 @@ def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none")
     return F.gelu(gate, approximate=approximate) * up
 
 
-TORCH_FORMS = {
+TORCH_FORMULAS = {
     "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2,
     "relu6": torch_relu6, "silu": torch_silu, "quick_gelu": torch_quick_gelu,
     "swiglu": torch_swiglu, "geglu": torch_geglu,
