@@ -1,6 +1,6 @@
 """The op spec (gelu_ext/_spec.py) is consistent, and what is generated from
-it (src/gx_ops_table.h, the stubs' block, the README's table) is up to date."""
-import ast
+it (src/gx_ops_table.h, the stubs' block, the PyTorch layer's routings,
+functions and modules, the README's table) is up to date."""
 import inspect
 from pathlib import Path
 
@@ -125,40 +125,31 @@ def test_nn_module_runs_its_op(t):
 
 
 def test_torch_formulas_are_keyed_by_the_spec():
-    """Each forward op has its torch formula and its ONNX graph; each second
-    derivative the spec names has its torch expression."""
+    """Each forward op has its torch formula (``torch_<op>``, the name its
+    routing calls) and its ONNX graph; each second derivative the spec
+    names has its torch expression."""
     pytest.importorskip("torch")
     from gelu_ext.torch import _formulas, onnx
     names = {t.name for t in FORWARD}
     assert set(_formulas.TORCH_FORMULAS) == names
+    assert all(f is getattr(_formulas, "torch_" + n) for n, f in _formulas.TORCH_FORMULAS.items())
     assert set(_formulas.ONNX_GRAPHS) == names
     assert set(onnx._ONNXSCRIPT) == names
     d2 = {a for t in _spec.TORCH_OPS if t.d2 for a in t.d2.values()}
     assert set(_formulas.D2) == d2
 
 
-def _params(fn):
-    return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
-
-
-@pytest.mark.parametrize("module", ["functional", "nn"])
-def test_type_checkers_see_the_runtime_signatures(module):
-    """The block under ``TYPE_CHECKING`` that gen_ops.py writes (what a type
-    checker or an editor reads) has the signatures the factories make."""
-    pytest.importorskip("torch")
-    import importlib
-    mod = importlib.import_module(f"gelu_ext.torch.{module}")
-    tree = ast.parse(inspect.getsource(mod))
-    block = next(n for n in tree.body
-                 if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING")
-    seen = {}
-    exec(compile(ast.Module(block.body, []), mod.__file__, "exec"), dict(vars(mod)), seen)
-    assert sorted(seen) == sorted(mod.__all__ if module == "functional" else
-                                  [t.module for t in FORWARD if t.module])
-    for name, stub in seen.items():
-        runtime = getattr(mod, name)
-        if inspect.isclass(stub):
-            assert _params(stub) == _params(runtime), name
-            assert _params(stub.forward) == _params(runtime.forward), name
-        else:
-            assert _params(stub) == _params(runtime), name
+@pytest.mark.parametrize("t", [t for t in FORWARD if t.functional], ids=lambda t: t.name)
+def test_routing_scripts_and_takes_its_functions_parameters(t):
+    """``_routes.<op>``, which the function and the module call (written by
+    gen_ops.py): TorchScript compiles it, and it takes the function's
+    parameters in their order, with their defaults, all positional."""
+    torch = pytest.importorskip("torch")
+    from gelu_ext.torch import _routes, functional
+    routing = getattr(_routes, t.name)
+    torch.jit.script(routing)
+    fn = inspect.signature(getattr(functional, t.functional)).parameters.values()
+    assert [(p.name, p.default) for p in inspect.signature(routing).parameters.values()] == [
+        (p.name, p.default) for p in fn]
+    assert {p.kind for p in inspect.signature(routing).parameters.values()} == {
+        inspect.Parameter.POSITIONAL_OR_KEYWORD}
