@@ -10,32 +10,28 @@ Design:
   (which owns the CPU checks, ``inplace`` and autograd).  No function or
   method of torch is rebound, so leaving the ``with`` block leaves nothing
   behind, and ``torch.compile`` traces the mode like any other.
-* One table, ``_ROUTES``: torch's callable -> how to call ours.  What is not
-  in it, and any call whose tensor is not a CPU tensor of a float dtype our
-  ops take, is torch's own call, unchanged.
+* One table, ``_ROUTES``: torch's callable -> how to call ours, made from
+  the op spec (``TORCH_OPS``): torch's functions with the names (and so the
+  signatures) of ``gelu_ext.torch.functional``'s, and ``hardtanh`` for
+  ReLU6.  What is not in it, and any call whose tensor is not a CPU tensor
+  of a float dtype our ops take, is torch's own call, unchanged.
 * ``_counting``: the other half of the story, a ``TorchDispatchMode`` that
   counts the aten activation ops and gelu_ext's ops actually run; the tests
   and ``PatchReport.check`` read it.
 """
 from collections import Counter, defaultdict
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from .. import _spec
 from . import _ops, _routes
 from ._private import TorchDispatchMode
 from . import functional as GF
 
 __all__ = ["functional_mode"]
-
-
-def _gelu(input, approximate="none"):
-    return GF.gelu(input, approximate)
-
-
-def _relu_(input):
-    return GF.relu(input, True)
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -45,19 +41,28 @@ def _hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return F.hardtanh(input, min_val, max_val, inplace)
 
 
-# torch's callable -> ours, same arguments.  torch.relu_ is F.relu_; the
-# Tensor methods are there because models write ``x.relu()`` too.
-_ROUTES = {
-    F.gelu: _gelu,
-    F.silu: GF.silu,
-    F.relu: GF.relu,
-    F.relu6: GF.relu6,
-    F.hardtanh: _hardtanh,
-    torch.relu: GF.relu,
-    torch.relu_: _relu_,
-    torch.Tensor.relu: GF.relu,
-    torch.Tensor.relu_: _relu_,
-}
+def _torch_callables():
+    """torch's callable -> ours, same arguments: each spec function that
+    torch has under its name in torch.nn.functional, torch or as a Tensor
+    method (models write ``x.relu()`` too), and an in-place op's
+    ``<name>_`` spelling (torch.relu_ is F.relu_).  F.gelu refuses our
+    ``bias=`` before the mode sees the call."""
+    routes = {F.hardtanh: _hardtanh}
+    for t in _spec.TORCH_OPS:
+        if not t.functional:
+            continue
+        ours = getattr(GF, t.functional)
+        for namespace in (F, torch, torch.Tensor):
+            routes.setdefault(getattr(namespace, t.functional, None), ours)
+            if t.inplace:
+                routes.setdefault(getattr(namespace, t.functional + "_", None),
+                                  partial(ours, inplace=True))
+    routes.pop(None, None)
+    return routes
+
+
+_ROUTES = _torch_callables()
+
 
 def _routable(args, kwargs):
     x = args[0] if args else kwargs.get("input")
@@ -77,10 +82,11 @@ class _FunctionalMode(TorchFunctionMode):
 
 
 def functional_mode():
-    """A context manager under which ``torch.nn.functional.gelu``, ``silu``,
-    ``relu``, ``relu_``, ``relu6``, ``hardtanh`` with bounds (0, 6) (what
-    ``nn.ReLU6`` calls), ``torch.relu``/``relu_`` and ``Tensor.relu``/``relu_`` run
-    gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
+    """A context manager under which torch's functions named like
+    ``gelu_ext.torch.functional``'s (``torch.nn.functional.gelu``, ``silu``,
+    ``relu``, ``relu6``, ``torch.relu`` and ``Tensor.relu``, and the
+    in-place ``relu_`` of each), and ``hardtanh`` with bounds (0, 6) (what
+    ``nn.ReLU6`` calls), run gelu_ext's ops (``gelu_ext.torch.functional``'s functions, same
     arguments, ``inplace`` included) on CPU tensors of float16, bfloat16,
     float32 and float64; any other call, tensor or device is torch's.
 
@@ -105,11 +111,14 @@ def functional_mode():
     return _FunctionalMode()
 
 
-# aten ops that compute an activation gelu_ext has a kernel for (sigmoid:
-# quick GELU and hand-written SiLU are x * sigmoid(...))
-_TORCH_ACTIVATIONS = frozenset(["gelu", "gelu_", "silu", "silu_", "relu", "relu_",
-                                "relu6", "relu6_", "hardtanh", "hardtanh_",
-                                "sigmoid", "sigmoid_"])
+# aten ops that compute an activation gelu_ext has a kernel for: the spec's
+# functions aten has, hardtanh (ReLU6's) and sigmoid (quick GELU and
+# hand-written SiLU are x * sigmoid(...)), each with its in-place op
+_TORCH_ACTIVATIONS = frozenset(
+    name + suffix
+    for name in ["hardtanh", "sigmoid"] + [t.functional for t in _spec.TORCH_OPS
+                                           if t.functional and hasattr(torch.ops.aten, t.functional)]
+    for suffix in ("", "_"))
 
 
 class _counting(TorchDispatchMode):

@@ -88,6 +88,9 @@ _TORCH_CLASSES = {getattr(torch.nn, a.torch_class): _factory(a, a.copy + a.class
                   for a in _spec.ACTIVATIONS if a.torch_class}
 # public gelu_ext function -> (gate, approximate) of its fused gated op
 _GATE = {a.public: a.gate for a in _spec.ACTIVATIONS if a.gate}
+# "swiglu and geglu take GELU and SiLU": the fused gated ops, the modules they fuse
+_FUSED = (" and ".join(t.functional for t in _spec.TORCH_OPS if t.kind == "gate" and t.functional)
+          + " take " + " and ".join(dict.fromkeys(a.module for a in _spec.ACTIVATIONS if a.gate)))
 
 # hidden_act names whose class computes something gelu_ext does not, and why
 _WHY_NOT = {
@@ -439,11 +442,11 @@ def _gated_mlp(module, mapped, replace_with=None):
     act = module._modules[form.act]
     kind = _gate_kind(act, mapped, replace_with)
     if kind is None and replace_with is not None and (type(act) in mapped or _torch_factory(act)):
-        return None, (f"replace_with={replace_with!r} has no fused gated op (swiglu and geglu "
-                      f"take SiLU and GELU): the activation is replaced alone")
+        return None, (f"replace_with={replace_with!r} has no fused gated op ({_FUSED}): "
+                      f"the activation is replaced alone")
     if kind is None:
         return None, (f"its activation {type(act).__name__} has no fused gated op "
-                      f"(swiglu and geglu take SiLU and GELU): it is replaced alone "
+                      f"({_FUSED}): it is replaced alone "
                       f"if gelu_ext computes it")
     why = _droppable(module, keep=form.children)
     if why is not None:
