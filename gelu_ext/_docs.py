@@ -125,7 +125,7 @@ THIN = {
 
 FUNCTIONAL = {
     "gelu": '''GELU of ``input``, as ``torch.nn.functional.gelu``: exact ``x Phi(x)``
-    (<= 1 ULP in float32, also in the negative tail) or the tanh form.
+    (<= 1 ULP in float32, also in the negative tail) or the tanh approximation.
 
     ``bias`` (gelu_ext's addition) computes ``gelu(input + bias)`` in one pass,
     ``bias`` broadcasting against ``input``; its gradient is summed over the

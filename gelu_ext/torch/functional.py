@@ -47,7 +47,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def gelu(input: Tensor, approximate: str = "none", *, bias: Optional[Tensor] = None) -> Tensor:
     """GELU of ``input``, as ``torch.nn.functional.gelu``: exact ``x Phi(x)``
-    (<= 1 ULP in float32, also in the negative tail) or the tanh form.
+    (<= 1 ULP in float32, also in the negative tail) or the tanh approximation.
 
     ``bias`` (gelu_ext's addition) computes ``gelu(input + bias)`` in one pass,
     ``bias`` broadcasting against ``input``; its gradient is summed over the
