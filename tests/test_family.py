@@ -422,12 +422,12 @@ def test_activation_names_are_the_specs_once_each():
 @pytest.mark.parametrize("name, match", [
     ("gelu_10", re.escape(f"name must be one of {', '.join(map(repr, [hf for hf, _ in HF]))} "
                           f"(the Hugging Face activations gelu_ext computes), got 'gelu_10'") + "$"),
-    ("mish", r"got 'mish'$"),
+    ("leaky_relu", r"got 'leaky_relu'$"),
     ("", r"got ''$"),
     # a wrong case gets a suggestion: one name per kind of suggestion
     ("GELU", r"got 'GELU'; names are case-sensitive: did you mean 'gelu'\?"),
     ("SiLU", r"did you mean 'silu'\?"),
-], ids=["gelu_10", "mish", "empty", "GELU", "SiLU"])
+], ids=["gelu_10", "leaky_relu", "empty", "GELU", "SiLU"])
 def test_activation_rejects_other_names_listing_the_supported_ones(name, match):
     with pytest.raises(ValueError, match=match):
         activation(name)
