@@ -578,9 +578,12 @@ def inplace_grads(fn, case):
 @pytest.mark.parametrize("case", ["non-leaf", "view of a base"])
 @pytest.mark.parametrize("name", INPLACE)
 def test_inplace_under_autograd_as_torch(name, case):
+    """The gradient through an in-place call is torch's.  To 1e-13: torch's
+    own float64 backward formulas are some ULP off (mish's by up to ~50),
+    while a wrong graph (the overwritten input used) is off by O(1)."""
     ours, theirs = INPLACE[name]
     torch.testing.assert_close(inplace_grads(ours, case), inplace_grads(theirs, case),
-                               rtol=1e-15, atol=1e-15)
+                               rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize("name", INPLACE)
