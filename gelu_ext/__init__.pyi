@@ -158,6 +158,18 @@ def quick_gelu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT,
 @overload
 def quick_gelu_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None,
     where: _Where = True) -> Any: ...
+@overload
+def mish_grad(x: _Scalar, grad: _Scalar | None = None, *,  # type: ignore[overload-overlap]
+    out: None = None, where: _Where = True) -> np.floating[Any]: ...
+@overload
+def mish_grad(x: _NumPyIn, grad: _NumPyIn | None = None, *,
+    out: None = None, where: _Where = True) -> NDArray[np.floating[Any]]: ...
+@overload
+def mish_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: _ArrayT,
+    where: _Where = True) -> _ArrayT: ...
+@overload
+def mish_grad(x: _AnyIn, grad: _AnyIn | None = None, *, out: None = None,
+    where: _Where = True) -> Any: ...
 # the ufuncs: x; x, b; gate, up; x, g; x, g, b; gate, up, g
 relu: np.ufunc
 relu2: np.ufunc
@@ -166,6 +178,7 @@ gelu_erf: np.ufunc
 gelu_tanh: np.ufunc
 silu: np.ufunc
 quick_gelu: np.ufunc
+mish: np.ufunc
 gelu_erf_bias: np.ufunc
 gelu_tanh_bias: np.ufunc
 swiglu: np.ufunc

@@ -70,6 +70,7 @@ def activation(name):
     ``gelu_fast``
     ``silu``, ``swish``                                 ``silu``
     ``quick_gelu``                                      ``quick_gelu``
+    ``mish``                                            ``mish``
     ==================================================  ==================
 
     .. end of the generated table

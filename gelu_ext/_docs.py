@@ -14,6 +14,7 @@ tables:
 """
 
 _ULP1 = "<= 1 ULP in float32, <= 2 ULP in float64, tail included."
+_MISH = "<= 1 ULP in float32 and float64, tail included."
 
 UFUNC = {
     "relu":
@@ -31,6 +32,8 @@ UFUNC = {
         'SiLU (swish), x * sigmoid(x), elementwise.\n' + _ULP1,
     "quick_gelu":
         'quick GELU, x * sigmoid(1.702 x) (CLIP), elementwise.\n' + _ULP1,
+    "mish":
+        'Mish, x * tanh(softplus(x)), elementwise, as torch.nn.Mish.\n' + _MISH,
     "gelu_erf_bias":
         'gelu_erf(x + b) in one pass; bit-identical to the unfused form.',
     "gelu_tanh_bias":
@@ -58,6 +61,9 @@ UFUNC = {
         '(s + x s (1 - s)) * g, s = sigmoid(x): the backward pass of SiLU.',
     "quick_gelu_grad":
         '(s + 1.702 x s (1 - s)) * g, s = sigmoid(1.702 x): the backward pass\nof quick GELU.',
+    "mish_grad":
+        '(t + x s (1 - t^2)) * g, t = tanh(softplus(x)), s = sigmoid(x): the\n'
+        'backward pass of Mish.',
     "gelu_erf_bias_grad":
         'gelu_erf_grad(x + b, g) in one pass.',
     "gelu_tanh_bias_grad":
@@ -121,6 +127,16 @@ THIN = {
     >>> quick_gelu_grad(np.array([0.0]))
     array([0.5])
     ''',
+    "mish_grad": '''Backward pass of Mish, ``x tanh(softplus(x))``: its derivative
+    ``t + x s (1 - t^2)`` (``t = tanh(softplus(x))``, ``s = sigmoid(x)``)
+    times ``grad``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mish_grad(np.array([0.0]))
+    array([0.6])
+    ''',
 }
 
 FUNCTIONAL = {
@@ -148,6 +164,7 @@ FUNCTIONAL = {
     ``down_proj(swiglu(gate_proj(x), up_proj(x)))``); ``gate`` and ``up``
     broadcast, and a broadcast operand's gradient is summed back to its shape.''',
     "geglu": 'GEGLU in one pass: ``gelu(gate, approximate) * up``; see ``swiglu``.',
+    "mish": 'Mish, ``input * tanh(softplus(input))``, as ``torch.nn.functional.mish``.',
 }
 
 MODULE = {
@@ -158,6 +175,7 @@ MODULE = {
     "ReLU6": "``torch.nn.ReLU6(inplace=...)`` on gelu_ext's kernel.",
     "SiLU": "``torch.nn.SiLU(inplace=...)`` on gelu_ext's kernel.",
     "QuickGELU": "``x * sigmoid(1.702 x)`` (CLIP's activation, Hugging Face's ``quick_gelu``).",
+    "Mish": "``torch.nn.Mish(inplace=...)`` on gelu_ext's kernel.",
     "SwiGLU": '``forward(gate, up) = silu(gate) * up`` in one pass.',
     "GEGLU": '``forward(gate, up) = gelu(gate, approximate) * up`` in one pass.',
 }

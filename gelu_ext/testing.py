@@ -32,9 +32,10 @@ __all__ = ["TAIL", "Bound", "BOUNDS", "bound", "allowed_error", "ulp", "ulp_erro
            "ref_gelu_erf", "ref_gelu_tanh", "ref_relu", "ref_gelu_erf_grad",
            "ref_gelu_tanh_grad", "ref_relu_grad", "ref_relu2", "ref_relu2_grad", "ref_relu6",
            "ref_relu6_grad", "ref_silu", "ref_quick_gelu",
-           "ref_silu_grad", "ref_quick_gelu_grad", "mp_gelu_erf", "mp_gelu_tanh",
-           "mp_gelu_erf_grad", "mp_gelu_tanh_grad", "mp_silu", "mp_quick_gelu",
-           "mp_silu_grad", "mp_quick_gelu_grad", "assert_same_bits",
+           "ref_silu_grad", "ref_quick_gelu_grad", "ref_mish", "ref_mish_grad",
+           "mp_gelu_erf", "mp_gelu_tanh", "mp_gelu_erf_grad", "mp_gelu_tanh_grad",
+           "mp_silu", "mp_quick_gelu", "mp_silu_grad", "mp_quick_gelu_grad", "mp_mish",
+           "mp_mish_grad", "assert_same_bits",
            "assert_matches_reference"]
 
 # ------------------------------------------------------------------ bounds --
@@ -272,10 +273,25 @@ def ref_quick_gelu(x):
         return _gelu_limits(x, x * _sigmoid_w(x, "quick_gelu")[0])
 
 
+def _mish_t(x):
+    """t = tanh(softplus(x)) and 1 - t^2 = sech(softplus(x))^2, the latter
+    without cancellation (softplus by np.logaddexp: log1p, no 1 + e^x)."""
+    sp = np.logaddexp(0.0, x)
+    return np.tanh(sp), 1.0 / np.cosh(sp) ** 2
+
+
+def ref_mish(x):
+    """x tanh(softplus(x)) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _gelu_limits(x, x * _mish_t(x)[0])
+
+
 def grad_terms(name, x):
     """The two terms of a GELU derivative in float64: (Phi(x), x phi(x)) for
     ``gelu_erf_grad``, (s, x s (1 - s) w') with s = sigmoid(w) for
-    ``gelu_tanh_grad``.  Non-finite terms (at +-inf) are 0."""
+    ``gelu_tanh_grad``, (t, x sigmoid(x) (1 - t^2)) with t = tanh(softplus(x))
+    for ``mish_grad``.  Non-finite terms (at +-inf) are 0."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(all="ignore"):
         if name == "gelu_erf_grad":
@@ -284,9 +300,12 @@ def grad_terms(name, x):
             op = name[:-len("_grad")]
             t1, one_minus = _sigmoid_w(x, op)
             t2 = x * t1 * one_minus * _SIG_W[op][1](x)
+        elif name == "mish_grad":
+            t1, sech2 = _mish_t(x)
+            t2 = x * _sigmoid_w(x, "silu")[0] * sech2
         else:
-            raise ValueError("name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad' or "
-                             f"'quick_gelu_grad', got {name!r}")
+            raise ValueError("name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad', "
+                             f"'quick_gelu_grad' or 'mish_grad', got {name!r}")
     return (np.where(np.isfinite(t1), t1, np.where(np.isnan(x), t1, 0.0)),
             np.where(np.isfinite(t2), t2, 0.0))
 
@@ -340,6 +359,11 @@ def ref_quick_gelu_grad(x):
     return _ref_grad("quick_gelu_grad", x)
 
 
+def ref_mish_grad(x):
+    """d/dx x tanh(softplus(x)) in float64."""
+    return _ref_grad("mish_grad", x)
+
+
 # op name -> its float64 twin, as the spec names them
 REFERENCE = {op.name: globals()[op.reference] for op in _spec.OPS if op.reference}
 
@@ -358,26 +382,22 @@ def _mp():
     return mpmath
 
 
-def _mp_gelu_limit(x):
-    """x Phi(x) and x sigmoid(w) at NaN and +-inf (NaN, +inf, 0) as an mpf; None otherwise."""
+def _mp_with_limits(x, f, dps=_DPS + 20):
+    """An activation as an mpf: f(X) at ``dps`` digits for finite x (X its mpf),
+    the limits (NaN, +inf, 0) at NaN and +-inf."""
     mp = _mp()
+    x = float(x)
     if math.isnan(x):
         return mp.mpf("nan")
     if math.isinf(x):
         return mp.mpf(x) if x > 0 else mp.mpf(0)
-    return None
+    with mp.workdps(dps):
+        return f(mp.mpf(x))
 
 
 def mp_gelu_erf(x):
     """x Phi(x) as an mpf (NaN for NaN, the limits at +-inf)."""
-    mp = _mp()
-    x = float(x)
-    limit = _mp_gelu_limit(x)
-    if limit is not None:
-        return limit
-    with mp.workdps(_DPS):
-        X = mp.mpf(x)
-        return X * mp.ncdf(X)
+    return _mp_with_limits(x, lambda X: X * _mp().ncdf(X), _DPS)
 
 
 def _mp_tanh_w(X):
@@ -387,15 +407,8 @@ def _mp_tanh_w(X):
 
 def mp_gelu_tanh(x):
     """x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))) evaluated exactly, as an mpf."""
-    mp = _mp()
-    x = float(x)
-    limit = _mp_gelu_limit(x)
-    if limit is not None:
-        return limit
-    with mp.workdps(_DPS + 20):
-        X = mp.mpf(x)
-        # x sigmoid(w): the same value as the tanh formula, without its cancellation
-        return X / (1 + mp.exp(-_mp_tanh_w(X)))
+    # x sigmoid(w): the same value as the tanh formula, without its cancellation
+    return _mp_with_limits(x, lambda X: X / (1 + _mp().exp(-_mp_tanh_w(X))))
 
 
 def _mp_grad(t1, t2):
@@ -430,14 +443,7 @@ def _mp_sig_c(op):
 
 
 def _mp_xsig(op, x):
-    mp = _mp()
-    x = float(x)
-    limit = _mp_gelu_limit(x)
-    if limit is not None:
-        return limit
-    with mp.workdps(_DPS + 20):
-        X = mp.mpf(x)
-        return X / (1 + mp.exp(-_mp_sig_c(op) * X))
+    return _mp_with_limits(x, lambda X: X / (1 + _mp().exp(-_mp_sig_c(op) * X)))
 
 
 def _mp_xsig_grad(op, x):
@@ -467,6 +473,27 @@ def mp_silu_grad(x):
 def mp_quick_gelu_grad(x):
     """(quick_gelu'(x), its scale max(|s|, |1.702 x s (1-s)|)), s = sigmoid(1.702 x)."""
     return _mp_xsig_grad("quick_gelu", x)
+
+
+def _mp_mish_t(X):
+    """tanh(softplus(X)) and sech(softplus(X))^2 = 1 - tanh^2 (no cancellation)."""
+    mp = _mp()
+    sp = mp.log1p(mp.exp(X))
+    return mp.tanh(sp), mp.sech(sp) ** 2
+
+
+def mp_mish(x):
+    """x tanh(log(1 + e^x)) as an mpf (NaN for NaN, the limits at +-inf)."""
+    return _mp_with_limits(x, lambda X: X * _mp_mish_t(X)[0])
+
+
+def mp_mish_grad(x):
+    """(mish'(x), its scale max(|t|, |x sigmoid(x) (1-t^2)|)), t = tanh(softplus(x)), as mpfs."""
+    mp = _mp()
+    with mp.workdps(_DPS + 20):
+        X = mp.mpf(float(x))
+        t, sech2 = _mp_mish_t(X)
+        return _mp_grad(t, X * sech2 / (1 + mp.exp(-X)))
 
 
 # op name -> its mpmath oracle, as the spec names them
@@ -503,7 +530,8 @@ TWIN_RTOL = 1e-12
 # where the twin underflows or overflows early but the true value is still a
 # (subnormal) float64, float64 results are checked against mpmath instead
 _TWIN_FAILS = {"gelu_erf": (-40.0, -37.0), "gelu_tanh": (-22.5, -21.0),
-               "silu": (-760.0, -700.0), "quick_gelu": (-450.0, -410.0)}
+               "silu": (-760.0, -700.0), "quick_gelu": (-450.0, -410.0),
+               "mish": (-760.0, -700.0)}
 
 
 def _exact_where_twin_fails(name, x, g, want, scale):

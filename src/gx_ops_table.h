@@ -16,6 +16,8 @@
       "SiLU (swish), x * sigmoid(x), elementwise.\n" "<= 1 ULP in float32, <= 2 ULP in float64, tail included.") \
     X(GX_OP_QUICK_GELU, "quick_gelu", quick_gelu, 1, GX_PLAIN, GX_OP_QUICK_GELU, \
       "quick GELU, x * sigmoid(1.702 x) (CLIP), elementwise.\n" "<= 1 ULP in float32, <= 2 ULP in float64, tail included.") \
+    X(GX_OP_MISH, "mish", mish, 1, GX_PLAIN, GX_OP_MISH, \
+      "Mish, x * tanh(softplus(x)), elementwise, as torch.nn.Mish.\n" "<= 1 ULP in float32 and float64, tail included.") \
     X(GX_OP_GELU_ERF_BIAS, "gelu_erf_bias", gelu_erf_bias, 2, GX_BIAS, GX_OP_GELU_ERF, \
       "gelu_erf(x + b) in one pass; bit-identical to the unfused form.") \
     X(GX_OP_GELU_TANH_BIAS, "gelu_tanh_bias", gelu_tanh_bias, 2, GX_BIAS, GX_OP_GELU_TANH, \
@@ -40,6 +42,8 @@
       "(s + x s (1 - s)) * g, s = sigmoid(x): the backward pass of SiLU.") \
     X(GX_OP_QUICK_GELU_GRAD, "quick_gelu_grad", quick_gelu_grad, 2, GX_PLAIN, GX_OP_QUICK_GELU_GRAD, \
       "(s + 1.702 x s (1 - s)) * g, s = sigmoid(1.702 x): the backward pass\n" "of quick GELU.") \
+    X(GX_OP_MISH_GRAD, "mish_grad", mish_grad, 2, GX_PLAIN, GX_OP_MISH_GRAD, \
+      "(t + x s (1 - t^2)) * g, t = tanh(softplus(x)), s = sigmoid(x): the\n" "backward pass of Mish.") \
     X(GX_OP_GELU_ERF_BIAS_GRAD, "gelu_erf_bias_grad", gelu_erf_bias_grad, 3, GX_BIAS, GX_OP_GELU_ERF_GRAD, \
       "gelu_erf_grad(x + b, g) in one pass.") \
     X(GX_OP_GELU_TANH_BIAS_GRAD, "gelu_tanh_bias_grad", gelu_tanh_bias_grad, 3, GX_BIAS, GX_OP_GELU_TANH_GRAD, \

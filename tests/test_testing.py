@@ -49,8 +49,8 @@ def test_grad_scale_is_the_larger_term():
         np.testing.assert_allclose(t1 + t2, testing.REFERENCE[name](x), rtol=1e-15, atol=1e-17)
         np.testing.assert_array_equal(testing.grad_scale(name, x), np.fmax(abs(t1), abs(t2)))
     assert testing.grad_scale("gelu_erf_grad", np.nan) == 0.0
-    with pytest.raises(ValueError, match="name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad' "
-                                         "or 'quick_gelu_grad', got 'relu'"):
+    with pytest.raises(ValueError, match="name must be 'gelu_erf_grad', 'gelu_tanh_grad', 'silu_grad', "
+                                         "'quick_gelu_grad' or 'mish_grad', got 'relu'"):
         testing.grad_terms("relu", x)
 
 

@@ -117,6 +117,10 @@ def assert_standard_and_equal(model_proto, model, args, opset):
         assert "Gelu" in names and "Erf" not in names, names
     else:
         assert "Gelu" not in names and {"Erf", "Tanh"} <= names, names
+    if opset >= 18:
+        assert "Mish" in names, names
+    else:
+        assert "Mish" not in names and "Softplus" in names, names
     assert {"Relu", "Sigmoid", "Mul"} <= names, names
     with torch.no_grad():
         expected = model(*args).numpy()

@@ -31,6 +31,7 @@ _INV_SQRT_2PI = 0.3989422804014327          # 1/sqrt(2 pi)
 _SQRT_2 = 1.4142135623730951
 _K, _C, _Q = 0.7978845608028654, 0.044715, 1.702     # sqrt(2/pi), the tanh cubic's, quick GELU's
 _GELU_OPSET = 20        # the first ONNX opset with Gelu
+_MISH_OPSET = 18        # ... with Mish
 
 
 # ---------------------------------------------- torch's own formula of each --
@@ -63,6 +64,10 @@ def torch_quick_gelu(x: torch.Tensor) -> torch.Tensor:
     return x * torch.sigmoid(1.702 * x)
 
 
+def torch_mish(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    return F.mish(x, inplace=inplace)
+
+
 def torch_swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     return F.silu(gate) * up
 
@@ -73,7 +78,7 @@ def torch_geglu(gate: torch.Tensor, up: torch.Tensor, approximate: str = "none")
 
 TORCH_FORMULAS = {
     "gelu": torch_gelu, "gelu_bias": torch_gelu_bias, "relu": torch_relu, "relu2": torch_relu2,
-    "relu6": torch_relu6, "silu": torch_silu, "quick_gelu": torch_quick_gelu,
+    "relu6": torch_relu6, "silu": torch_silu, "quick_gelu": torch_quick_gelu, "mish": torch_mish,
     "swiglu": torch_swiglu, "geglu": torch_geglu,
 }
 
@@ -109,9 +114,15 @@ def _d2_relu2(x):      # (relu(x)^2)'' = 2 for x > 0, else 0
     return torch.where(x > 0, 2.0, 0.0).to(x.dtype)
 
 
+def _d2_mish(x):      # t = tanh(softplus x), s = sigmoid x: s (1-t^2) (2 + x (1-s) - 2 x t s)
+    s = torch.sigmoid(x)
+    t = torch.tanh(F.softplus(x))
+    return s * (1.0 - t * t) * (2.0 + x * (1.0 - s) - 2.0 * x * t * s)
+
+
 D2 = {"gelu_erf": _d2_erf, "gelu_tanh": _d2_tanh, "relu": _d2_piecewise_linear,
       "relu2": _d2_relu2, "relu6": _d2_piecewise_linear,
-      "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q)}
+      "silu": _d2_sigmoid_family(1.0), "quick_gelu": _d2_sigmoid_family(_Q), "mish": _d2_mish}
 
 
 # ------------------------------------------------------------ ONNX graphs --
@@ -136,6 +147,12 @@ def _sigmoid_gate(e, x, k=None):
     return e.op("Mul", x, s)
 
 
+def _mish(e, x):
+    if e.opset >= _MISH_OPSET:
+        return e.op("Mish", x)
+    return e.op("Mul", x, e.op("Tanh", e.op("Softplus", x)))
+
+
 def _square(e, r):
     return e.op("Mul", r, r)
 
@@ -155,6 +172,7 @@ ONNX_GRAPHS = {
     "relu6": lambda e, x: _clip6(e, e.op("Relu", x)),
     "silu": lambda e, x: _sigmoid_gate(e, x),
     "quick_gelu": lambda e, x: _sigmoid_gate(e, x, _Q),
+    "mish": lambda e, x: _mish(e, x),
     "swiglu": lambda e, gate, up: e.op("Mul", _sigmoid_gate(e, gate), up),
     "geglu": lambda e, gate, up, approximate="none": e.op("Mul", _gelu(e, gate, approximate), up),
 }

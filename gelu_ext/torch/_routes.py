@@ -122,6 +122,16 @@ def quick_gelu(input: Tensor) -> Tensor:
     return _formulas.torch_quick_gelu(input)
 
 
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    if not torch.jit.is_scripting():
+        _check(input=input)
+    if not ours(input):
+        return _formulas.torch_mish(input, inplace)
+    if inplace:
+        return input.copy_(_ops.mish(_inplace_source(input)))
+    return _ops.mish(input)
+
+
 def swiglu(gate: Tensor, up: Tensor) -> Tensor:
     if not torch.jit.is_scripting():
         _check(gate=gate, up=up)

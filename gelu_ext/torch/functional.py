@@ -73,6 +73,11 @@ def quick_gelu(input: Tensor) -> Tensor:
     return _routes.quick_gelu(input)
 
 
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Mish, ``input * tanh(softplus(input))``, as ``torch.nn.functional.mish``."""
+    return _routes.mish(input, inplace)
+
+
 def swiglu(gate: Tensor, up: Tensor) -> Tensor:
     """SwiGLU in one pass: ``silu(gate) * up`` (LLaMA's MLP:
     ``down_proj(swiglu(gate_proj(x), up_proj(x)))``); ``gate`` and ``up``
@@ -85,5 +90,5 @@ def geglu(gate: Tensor, up: Tensor, approximate: str = "none") -> Tensor:
     return _routes.geglu(gate, up, approximate)
 
 
-__all__ = ["relu", "relu2", "relu6", "gelu", "silu", "quick_gelu", "swiglu", "geglu"]
+__all__ = ["relu", "relu2", "relu6", "gelu", "silu", "quick_gelu", "mish", "swiglu", "geglu"]
 # -- end of the generated block --

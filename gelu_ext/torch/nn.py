@@ -100,6 +100,16 @@ class QuickGELU(torch.nn.Module):
         return _routes.quick_gelu(input)
 
 
+class Mish(_InplaceActivation):
+    """``torch.nn.Mish(inplace=...)`` on gelu_ext's kernel."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _routes.mish(input, self.inplace)
+
+
 class SwiGLU(torch.nn.Module):
     """``forward(gate, up) = silu(gate) * up`` in one pass."""
 
@@ -117,7 +127,7 @@ class GEGLU(_Approximate):
         return _routes.geglu(gate, up, self.approximate)
 
 
-__all__ = ["ReLU", "ReLUSquared", "ReLU6", "GELU", "SiLU", "QuickGELU", "SwiGLU", "GEGLU"]
+__all__ = ["ReLU", "ReLUSquared", "ReLU6", "GELU", "SiLU", "QuickGELU", "Mish", "SwiGLU", "GEGLU"]
 # -- end of the generated block --
 
 # the gated blocks' ``gate``: the gates of the spec's activations

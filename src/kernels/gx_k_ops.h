@@ -86,6 +86,10 @@ GX_INLINE double gx_silu_grad_g_f64(double x, double g) { return gx_silu_grad_f6
 
 GX_INLINE double gx_quick_gelu_grad_g_f64(double x, double g) { return gx_quick_gelu_grad_f64(x) * g; }
 
+GX_INLINE float gx_mish_grad_g_f32(float x, float g) { return (float)(gx_mish_grad_f32d(x) * (double)g); }
+
+GX_INLINE double gx_mish_grad_g_f64(double x, double g) { return gx_mish_grad_f64(x) * g; }
+
 
 /* float64: the double-double formulas of gx_math.h, elementwise; where the family's
  * kernels say lut64, double lanes from gx_lut64.h's table where it covers x */
@@ -137,6 +141,28 @@ static void GX_FN(quick_gelu_f64)(const void *const *in, void *out, gx_intp n, i
 static void GX_FN(quick_gelu_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
 {
     gx_binary_f64(in, out, n, gx_quick_gelu_grad_g_f64);
+}
+
+static void GX_FN(mish_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_unary_f64(in, out, n, gx_mish_f64);
+}
+
+static void GX_FN(mish_grad_f64)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_binary_f64(in, out, n, gx_mish_grad_g_f64);
+}
+
+
+/* float32 from the formula alone, in double lanes, rounded once */
+static void GX_FN(mish_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_unary_f32(in, out, n, gx_mish_f32);
+}
+
+static void GX_FN(mish_grad_f32)(const void *const *in, void *out, gx_intp n, int op)
+{
+    gx_binary_f32(in, out, n, gx_mish_grad_g_f32);
 }
 
 

@@ -31,6 +31,8 @@
  *   gelu_tanh_grad(x) = sigmoid(2u) + x sigmoid(2u) (1 - sigmoid(2u)) 2 u'(x)
  *   silu(x)           = x * sigmoid(x),  quick_gelu(x) = x * sigmoid(1.702 x)
  *                       (one algorithm with tanh GELU: x sigmoid(w(x)))
+ *   mish(x)           = x tanh(softplus(x)) = x tanh(log(1 + e^x))
+ *   mish'(x)          = t + x sigmoid(x) (1 - t^2),  t = tanh(softplus(x))
  *   relu(x)           = max(x, 0), NaN -> NaN
  *
  * How Phi is computed.  With t = |x|, the upper tail is
@@ -549,6 +551,172 @@ GX_INLINE double gx_gelu_erf_grad_f64(double x) { return gx_gelu_erf_grad_core(x
 /* float32 inputs: the float32-grade polynomials, result still in double */
 GX_INLINE double gx_gelu_erf_grad_f32d(float x) { return gx_gelu_erf_grad_core((double)x, 0); }
 
+/* ------------------------------------------------------- double-double -- */
+
+/* h + l, |l| about ulp(h)/2 or less: each operation an error-free
+ * transformation of the high parts plus the low parts to first order
+ * (~2^-104 relative; less where a part is subnormal). */
+typedef struct { double h, l; } gx_dd;
+
+GX_INLINE gx_dd gx_dd_make(double h, double l) { gx_dd r; r.h = h; r.l = l; return r; }
+
+/* a + b, any magnitudes (TwoSum) */
+GX_INLINE gx_dd gx_dd_add(gx_dd a, gx_dd b)
+{
+    double s = a.h + b.h, bb = s - a.h;
+    return gx_dd_make(s, ((a.h - (s - bb)) + (b.h - bb)) + (a.l + b.l));
+}
+
+/* a + b for |a.h| >= |b.h| (Fast2Sum) */
+GX_INLINE gx_dd gx_dd_add_fast(gx_dd a, gx_dd b)
+{
+    double s = a.h + b.h;
+    return gx_dd_make(s, ((a.h - s) + b.h) + (a.l + b.l));
+}
+
+GX_INLINE gx_dd gx_dd_mul(gx_dd a, gx_dd b)
+{
+    double p = a.h * b.h;
+    return gx_dd_make(p, fma(a.h, b.h, -p) + (a.h * b.l + a.l * b.h));
+}
+
+/* a / b: one division, its remainder exact (fma), one correction */
+GX_INLINE gx_dd gx_dd_div(gx_dd a, gx_dd b)
+{
+    double q = a.h / b.h;
+    double rem = (fma(-q, b.h, a.h) + a.l) - q * b.l;
+    return gx_dd_make(q, rem / b.h);
+}
+
+/* ---------------------------------------------------------------- Mish -- */
+
+/* mish(x) = x t, t = tanh(softplus(x)) = tanh(log(1 + e^x)), and
+ *   mish'(x) = t + x sigmoid(x) (1 - t^2).
+ * With e = e^{-|x|} in (0, 1] (nothing overflows) and tanh(log y) =
+ * (y^2 - 1)/(y^2 + 1), t is a quotient of sums of positive terms:
+ *   x >= 0:  t =   (1 + 2e) / (1 + 2e + 2e^2)
+ *   x <  0:  t = e (2 +  e) / (2 + 2e +  e^2)
+ * one shape, t = P/D (times e for x < 0), P = a + b e, D = a + e (2 + b e),
+ * (a, b) = (1, 2) for x >= 0 and (2, 1) for x < 0: no cancellation (1 - t
+ * and 1 - e^x are never formed).  The derivative likewise: 1 - t = 2c/D with
+ * c = e^2 (x >= 0) or 1 (x < 0), 1 + t = 2 (1 + e)^2 / D, sigmoid = 1/(1 + e)
+ * (x >= 0) or e/(1 + e) (x < 0), so
+ *   mish'(x) =   (P D + 4 x (1 + e) c) / D^2      (x >= 0)
+ *            = e (P D + 4 x (1 + e)  ) / D^2      (x <  0)
+ * whose two terms are t and x sigmoid (1 - t^2): they cancel only for x < 0,
+ * where mish' = 0 at x ~ -1.1924, so its bound is in ULPs of the larger, s.
+ * For x < 0 the factor e = m 2^k is applied last, its power of two after the
+ * rounding, as in gx_xsig_f64: tail results are rounded into the subnormals,
+ * not flushed.  The special values are the GELU family's: NaN -> NaN, +-0 ->
+ * +-0 (x t with t > 0), +inf -> +inf, -inf -> -0; mish'(+inf) = 1,
+ * mish'(-inf) = 0. */
+
+/* The float32-grade start (any float32 x): plain double, x clamped at
+ * +-lim, e = 2^k (1 + s) from gx_exp_parts' float32 grade (~2^-37
+ * relative), P and D. */
+typedef struct { double xc, e, P, D; } gx_mish_e32;
+
+GX_INLINE gx_mish_e32 gx_mish_exp_f32(double x, double lim)
+{
+    gx_mish_e32 t;
+    t.xc = x < -lim ? -lim : (x > lim ? lim : x);
+    double sl, k;
+    double s = gx_exp_parts(-fabs(t.xc), 0.0, &sl, &k, 0);
+    t.e = (1.0 + s) * gx_pow2(k);
+    double a = x >= 0 ? 1.0 : 2.0, b = 3.0 - a;
+    t.P = a + b * t.e;                                      /* b e exact */
+    t.D = fma(t.e, 2.0 + b * t.e, a);
+    return t;
+}
+
+/* float32: mish moves by at most e's relative error (its log-derivative in e
+ * lies in [-8/15, 1]); with six roundings, < 2^-36 relative before the one
+ * rounding to float32, so within 0.5 + 2^-12 ULP.  |x| is clamped at 120:
+ * below -120 |mish| < 2^-165 (-0 in float32), above 120 t = 1 in double. */
+GX_INLINE float gx_mish_f32(float xf)
+{
+    double x = (double)xf;
+    const gx_mish_e32 t = gx_mish_exp_f32(x, 120.0);
+    double num = x >= 0 ? x : t.xc * t.e;
+    double r = num * (t.P / t.D);
+    return (float)(x != x ? x : r);                         /* NaN: quiet, through double */
+}
+
+/* The derivative for float32 inputs: ~2^-35 of s, returned in double for the
+ * product with g.  |x| is clamped at 220, where |mish'| < 2^-309: even times
+ * a 2^128 grad the product underflows float32. */
+GX_INLINE double gx_mish_grad_f32d(float xf)
+{
+    double x = (double)xf;
+    const gx_mish_e32 t = gx_mish_exp_f32(x, 220.0);
+    double c = x >= 0 ? t.e * t.e : 1.0;
+    double R = fma(4.0 * t.xc * (1.0 + t.e), c, t.P * t.D) / (t.D * t.D);
+    return gx_xsig_grad_special(x, x >= 0 ? R : t.e * R);
+}
+
+/* The float64 start: x clamped at +-800 (|mish| and |mish'| < 2^-1144 below
+ * -800, t = 1 above 800), e^{-|x|} = 2^k m with m = 1 + s + sl, 2^k = f1 f2
+ * (two normal factors), e = m 2^k, P and D: all double-double. */
+typedef struct { double xc, f1, f2; gx_dd m, e, P, D; } gx_mish_e;
+
+GX_INLINE gx_mish_e gx_mish_exp_f64(double x)
+{
+    gx_mish_e t;
+    t.xc = x < -800.0 ? -800.0 : (x > 800.0 ? 800.0 : x);
+    double sl, k;
+    double s = gx_exp_parts(-fabs(t.xc), 0.0, &sl, &k, 1);
+    double k1 = gx_rint(0.5 * k);
+    t.f1 = gx_pow2(k1);
+    t.f2 = gx_pow2(k - k1);
+    double mh = 1.0 + s;
+    t.m = gx_dd_make(mh, ((1.0 - mh) + s) + sl);           /* Fast2Sum: |s| < 1 */
+    t.e = gx_dd_make((t.m.h * t.f1) * t.f2, (t.m.l * t.f1) * t.f2);
+    double a = x >= 0 ? 1.0 : 2.0, b = 3.0 - a;
+    gx_dd be = gx_dd_make(b * t.e.h, b * t.e.l);            /* exact */
+    t.P = gx_dd_add(gx_dd_make(a, 0.0), be);
+    gx_dd in = gx_dd_add_fast(gx_dd_make(2.0, 0.0), be);    /* b e <= 2 */
+    t.D = gx_dd_add(gx_dd_make(a, 0.0), gx_dd_mul(t.e, in));
+    return t;
+}
+
+/* float64: x (P/D) for x >= 0, (xc m) (P/D) 2^k for x < 0, double-double up
+ * to the one rounding (and the power of two after it).  Before it, e's error
+ * (~2^-60, gx_exp_parts) and the double-double steps': within 0.54 ULP; up to
+ * 0.75 where the result is subnormal (x < -708: rounded to 53 bits, then to
+ * the subnormal's fewer), 0.8 for 2^-1022 <= |x| < 2^-1000 (products rounded
+ * to the subnormal grid).  Subnormal x: mish(x) = 3x/5 + O(x^2), and x * 0.6
+ * is correctly rounded there: with x = n 2^-1074, n < 2^52, 3n/5 is at least
+ * 1/10 from a half-integer and fl(0.6) = 0.6 - 2^-53/5 moves it by less. */
+GX_INLINE double gx_mish_f64(double x)
+{
+    const gx_mish_e t = gx_mish_exp_f64(x);
+    gx_dd num = x >= 0 ? gx_dd_make(x, 0.0) : gx_dd_mul(gx_dd_make(t.xc, 0.0), t.m);
+    gx_dd v = gx_dd_mul(num, gx_dd_div(t.P, t.D));
+    double r = v.h + v.l;
+    r = x >= 0 ? r : (r * t.f1) * t.f2;
+    r = fabs(x) < 0x1p-1022 ? x * 0.6 : r;
+    r = x == INFINITY ? x : r;                              /* inf - inf in the low parts */
+    return (x != x || x == 0) ? x : r;                      /* NaN, sign of 0 */
+}
+
+/* The derivative in float64: every factor double-double, the two terms'
+ * sum exact but for its low parts, one rounding (then 2^k for x < 0).  The
+ * error before it is < 2^-5 ULP(s), so within 0.5 ULP of the result plus
+ * that: up to 1.03 ULP(s) where the result lies in the binade above s's,
+ * 0.75 where it is subnormal (as mish's). */
+GX_INLINE double gx_mish_grad_f64(double x)
+{
+    const gx_mish_e t = gx_mish_exp_f64(x);
+    gx_dd ope = gx_dd_add_fast(gx_dd_make(1.0, 0.0), t.e);  /* 1 + e */
+    gx_dd c = x >= 0 ? gx_dd_mul(t.e, t.e) : gx_dd_make(1.0, 0.0);
+    gx_dd B = gx_dd_mul(gx_dd_mul(gx_dd_make(4.0 * t.xc, 0.0), ope), c);
+    gx_dd N = gx_dd_add(gx_dd_mul(t.P, t.D), B);
+    gx_dd R = gx_dd_div(N, gx_dd_mul(t.D, t.D));
+    R = x >= 0 ? R : gx_dd_mul(t.m, R);
+    double r = R.h + R.l;
+    r = x >= 0 ? r : (r * t.f1) * t.f2;
+    return gx_xsig_grad_special(x, r);
+}
 
 /* ----------------------------------------------------------------- ReLU -- */
 
