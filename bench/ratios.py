@@ -519,12 +519,12 @@ def _other_peer_rows(r):
 
 
 def _family_rows(r):
-    """SiLU, quick GELU and the gated forms (float32, 2^20,
+    """SiLU, quick GELU, Mish and the gated forms (float32, 2^20,
     1 thread, out= on every side that has it) against what a PyTorch or JAX
-    user runs: F.silu, F.silu(g) * u, F.gelu(g) * u (the product written into
+    user runs: F.silu, F.mish, F.silu(g) * u, F.gelu(g) * u (the product written into
     the preallocated output), silu_backward, and the gated gradients as
     autograd computes them (d_gate = silu_backward(grad * u, g), d_up =
-    grad * silu(g)); JAX: the jitted composition and its vjp (allocating, so
+    grad * silu(g)), mish_backward; JAX: the jitted composition and its vjp (allocating, so
     ours allocates too in those rows)."""
     torch, jax = bench.peer("torch"), bench.peer("jax")
     bench.set_threads(1)
@@ -537,6 +537,8 @@ def _family_rows(r):
         "silu": lambda: gelu_ext.silu(g, out=o),
         "quick_gelu": lambda: gelu_ext.quick_gelu(g, out=o),
         "silu_grad": lambda: gelu_ext.silu_grad(g, dy, out=o),
+        "mish": lambda: gelu_ext.mish(g, out=o),
+        "mish_grad": lambda: gelu_ext.mish_grad(g, dy),
         "swiglu": lambda: gelu_ext.swiglu(g, u, out=o),
         "geglu": lambda: gelu_ext.geglu(g, u, out=o),
         "swiglu_grad": lambda: gelu_ext.swiglu_grad(g, u, dy, out=(o, o2)),
@@ -546,6 +548,8 @@ def _family_rows(r):
         "silu": ("SiLU f32 2^20, 1 thread: ours / torch F.silu (out=)", "torch"),
         "quick_gelu": ("quick GELU f32 2^20, 1 thread: ours / torch x*sigmoid(1.702x)", "torch"),
         "silu_grad": ("SiLU grad f32 2^20, 1 thread: ours / torch silu_backward (out=)", "torch"),
+        "mish": ("Mish f32 2^20, 1 thread: ours / torch F.mish (out=)", "torch"),
+        "mish_grad": ("Mish grad f32 2^20, 1 thread: ours / torch mish_backward (both allocate)", "torch"),
         "swiglu": ("SwiGLU f32 2^20, 1 thread: ours / torch F.silu(g)*u", "torch"),
         "geglu": ("GEGLU f32 2^20, 1 thread: ours / torch F.gelu(g)*u", "torch"),
         "swiglu_grad": ("SwiGLU grad f32 2^20, 1 thread: ours / torch autograd's ops", "torch"),
@@ -559,6 +563,8 @@ def _family_rows(r):
             "silu": lambda: aten.silu.out(tg, out=to),
             "quick_gelu": lambda: torch.mul(tg, torch.sigmoid(1.702 * tg), out=to),
             "silu_grad": lambda: aten.silu_backward.grad_input(tdy, tg, grad_input=to),
+            "mish": lambda: aten.mish.out(tg, out=to),
+            "mish_grad": lambda: aten.mish_backward(tdy, tg),
             "swiglu": lambda: torch.mul(F.silu(tg), tu, out=to),
             "geglu": lambda: torch.mul(F.gelu(tg), tu, out=to),
             "swiglu_grad": lambda: (aten.silu_backward.grad_input(tdy * tu, tg, grad_input=to),
