@@ -4,7 +4,7 @@ tests that run them on other array types (Dask, xarray, a cluster).
 The list is derived from ``gelu_ext.__all__`` so a new public name is covered
 without anyone remembering to: every ufunc is called with its ``nin`` array
 arguments; every other function needs a row in ``CALLS`` (how to call it, one
-entry per form worth checking), and ``unknown_names()`` -- asserted empty by
+entry per way of calling it worth checking), and ``unknown_names()`` -- asserted empty by
 tests/test_public_calls.py -- names any public function that has none.
 """
 import numpy as np
@@ -15,7 +15,7 @@ from gelu_ext import _spec
 # Public names that are not array functions.
 NOT_ARRAY = frozenset({"show_config", "get_num_threads", "set_num_threads"})
 
-# name -> {form id: call(f, x, g, b)}: x and g have the input's shape, b is a
+# name -> {call id: call(f, x, g, b)}: x and g have the input's shape, b is a
 # bias of shape (features,) that broadcasts against them.
 CALLS = {
     "fast_gelu": {
@@ -79,12 +79,12 @@ def stale_names():
 
 def public_calls():
     """[(id, function, call)] for every public array function of gelu_ext:
-    each form of each CALLS row, and each public ufunc (aliases included)."""
+    each call of each CALLS row, and each public ufunc (aliases included)."""
     out = []
     for name in gelu_ext.__all__:
         f = getattr(gelu_ext, name)
         if name in CALLS:
-            out += [(f"{name}-{form}", f, call) for form, call in CALLS[name].items()]
+            out += [(f"{name}-{how}", f, call) for how, call in CALLS[name].items()]
         elif isinstance(f, np.ufunc):
             out.append((name, f, _ufunc_call(f.nin)))
     return out

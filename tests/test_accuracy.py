@@ -4,7 +4,7 @@ The bounds are gelu_ext.testing.BOUNDS (the promised bounds, not what the
 current kernels achieve): float32 against the float64 twin, float64 against
 mpmath at 60 digits; derivatives in ULPs of s = max(|first term|, |second
 term|) (they cross zero at x ~ -0.7518, where only an absolute bound makes
-sense); the tanh forms relatively below x = -5, never tighter than 1 ULP
+sense); tanh GELU and its derivative relatively below x = -5, never tighter than 1 ULP
 (subnormal results cannot be relatively accurate, but must not be flushed to
 0 early, which costs far more than 1 ULP of the smallest subnormal).
 
@@ -110,7 +110,7 @@ def random_bit_patterns(n=10_000_000, seed=20240611):
 def subnormal_result_inputs(check):
     """Every float32 x < 0 whose exact result is subnormal or rounds to 0 from
     it (located on a coarse scan of the twin, then enumerated exhaustively;
-    x ~ -14 for the GELU forms, ~ -100 for SiLU)."""
+    x ~ -14 for exact and tanh GELU, ~ -100 for SiLU)."""
     scan = f32_range(-128.0, -4.0, 4096).astype(np.float64)
     with np.errstate(all="ignore"):
         y = np.abs(check.ref64(scan))
@@ -163,7 +163,7 @@ def test_float32_within_bound(check, dataset, isa):
 @check_param
 def test_float32_bulk_errors_through_ulp_error(check):
     """The same measure through gelu_ext.testing.ulp_error on the bulk [-5, 6]
-    (one region: the tanh forms' relative tail starts below)."""
+    (one region: tanh GELU's relative tail starts below)."""
     x = np.linspace(-5, 6, 100_001, dtype=np.float32)
     x64 = x.astype(np.float64)
     scale = None if check.scale is None else check.scale(x64)
@@ -191,8 +191,8 @@ def float64_points(seed=7):
         rng.uniform(-8.0, 8.0, 600),                  # bulk
         logs, -logs,                                  # |x| in [1e-300, 40], both signs
         rng.uniform(-38.6, TAIL, 600),                # tail
-        rng.uniform(-38.7, -37.3, 150),               # exact forms: subnormal results
-        rng.uniform(-21.8, -20.9, 150),               # tanh forms: subnormal results
+        rng.uniform(-38.7, -37.3, 150),               # exact GELU: subnormal results
+        rng.uniform(-21.8, -20.9, 150),               # tanh GELU: subnormal results
         [-0.7518, -0.75179, 0.0, -0.0, 5e-324, -5e-324],
         np.linspace(-5.01, 5.01, 401),                # the float64 tables' 16 pieces
         [s * np.nextafter(5.0, v) for s in (1, -1) for v in (0, 9)] + [5.0, -5.0],  # their edge

@@ -174,7 +174,7 @@ def test_relu_grad_passes_nan_grad_where_x_positive():
 
 # --------------------------------------------------- inputs never modified --
 
-# every op's public function on its operands, and the keyword forms of the
+# every op's public function on its operands, and the keyword calls of the
 # thin functions that are not one op's (approximate=, bias=, out=)
 CALLS = {o.name: (lambda x, g, b, o=o: o.public(*(x, g, b)[:o.nin])) for o in OPINFOS}
 CALLS.update({

@@ -134,7 +134,7 @@ def test_gradient_times_grad_is_within_bound(name):
 
 # ------------------------------------------------------- special values --
 # The special values of silu, quick_gelu and their derivatives are in
-# tests/test_api.py's table, with the GELU forms'.
+# tests/test_api.py's table, with exact and tanh GELU's.
 
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("name", NAMES)
@@ -187,7 +187,7 @@ def test_gated_gradients_match_torch_autograd():
     rng = np.random.default_rng(2)
     gate, up, grad = (rng.standard_normal((16, 32)) * 3 for _ in range(3))
     from gelu_ext.torch import _formulas
-    for name, rec in GATED.items():         # against torch's own form of the op
+    for name, rec in GATED.items():         # against torch's own formula of the op
         ours = rec.grad
         theirs = (lambda g, u, f=_formulas.TORCH_FORMULAS[rec.op], e=rec.extra: f(g, u, *e))
         tg, tu = (torch.from_numpy(a.copy()).requires_grad_() for a in (gate, up))
@@ -248,31 +248,31 @@ GATED_FORWARD = [getattr(gelu_ext, t.name) for t in _spec.TORCH_OPS if t.kind ==
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-@pytest.mark.parametrize("form", list(GATED))
-def test_gated_is_bit_identical_to_the_composed_form(form, dt):
+@pytest.mark.parametrize("op", list(GATED))
+def test_gated_is_bit_identical_to_the_composed_ops(op, dt):
     gate, up, _ = _gated_inputs(dt)
-    fused, composed = GATED[form].fused, GATED[form].composed
-    with np.errstate(invalid="ignore"):               # inf * 0 in the composed form
+    fused, composed = GATED[op].fused, GATED[op].composed
+    with np.errstate(invalid="ignore"):               # inf * 0 in the composed ops
         want = composed(gate, up)
         got = fused(gate, up)
-    testing.assert_same_bits(got, want, form)
+    testing.assert_same_bits(got, want, op)
 
 
-@pytest.mark.parametrize("form", list(GATED))
-def test_gated_broadcasts_like_a_binary_ufunc(form):
+@pytest.mark.parametrize("op", list(GATED))
+def test_gated_broadcasts_like_a_binary_ufunc(op):
     gate, up, _ = _gated_inputs(np.float32, shape=(4, 8))
     up = up[0]                                     # (8,) against (4, 8)
-    fused, composed = GATED[form].fused, GATED[form].composed
+    fused, composed = GATED[op].fused, GATED[op].composed
     with np.errstate(invalid="ignore"):
         got = fused(gate, up)
         want = composed(gate, up)
     assert got.shape == (4, 8)
-    testing.assert_same_bits(got, want, form)
-    testing.assert_same_bits(fused(gate[:, :1], up), composed(gate[:, :1], up), form + " (4,1)")
+    testing.assert_same_bits(got, want, op)
+    testing.assert_same_bits(fused(gate[:, :1], up), composed(gate[:, :1], up), op + " (4,1)")
 
 
-@pytest.mark.parametrize("form", list(GATED))
-def test_concatenated_projection_is_split_with_two_views(form):
+@pytest.mark.parametrize("op", list(GATED))
+def test_concatenated_projection_is_split_with_two_views(op):
     """Models store W_gate and W_up as one (d, 2 f) matrix: the two halves of
     its product are views, and the gated form reads them in place."""
     rng = np.random.default_rng(3)
@@ -281,8 +281,8 @@ def test_concatenated_projection_is_split_with_two_views(form):
     h = x @ w
     gate, up = np.split(h, 2, axis=-1)            # == h[:, :24], h[:, 24:]
     assert np.shares_memory(gate, h) and np.shares_memory(up, h)
-    fused, composed = GATED[form].fused, GATED[form].composed
-    testing.assert_same_bits(fused(gate, up), composed(gate.copy(), up.copy()), form)
+    fused, composed = GATED[op].fused, GATED[op].composed
+    testing.assert_same_bits(fused(gate, up), composed(gate.copy(), up.copy()), op)
 
 
 def test_out_is_written_and_returned():
@@ -316,24 +316,24 @@ def test_llama_style_ffn_with_swiglu():
 # ------------------------------------------------------- gated gradients --
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=dtype_id)
-@pytest.mark.parametrize("form", list(GATED))
-def test_gated_gradients_are_bit_identical_to_the_composed_definitions(form, dt):
+@pytest.mark.parametrize("op", list(GATED))
+def test_gated_gradients_are_bit_identical_to_the_composed_definitions(op, dt):
     """d_gate = act'(gate) * (up * grad), the product rounded first as
     autograd does; d_up = act(gate) * grad."""
     gate, up, grad = _gated_inputs(dt)
-    rec = GATED[form]
+    rec = GATED[op]
     with np.errstate(invalid="ignore"):
         got, want = rec.grad(gate, up, grad), rec.grad_composed(gate, up, grad)
     assert isinstance(got, tuple) and len(got) == 2
-    testing.assert_same_bits(got[0], want[0], form + " d_gate")
-    testing.assert_same_bits(got[1], want[1], form + " d_up")
+    testing.assert_same_bits(got[0], want[0], op + " d_gate")
+    testing.assert_same_bits(got[1], want[1], op + " d_up")
 
 
-@pytest.mark.parametrize("form", list(GATED))
-def test_gated_gradients_match_central_differences(form):
+@pytest.mark.parametrize("op", list(GATED))
+def test_gated_gradients_match_central_differences(op):
     rng = np.random.default_rng(8)
     gate, up, grad = (rng.uniform(-4, 4, 200) for _ in range(3))
-    fused, forward = GATED[form].grad, GATED[form].fused
+    fused, forward = GATED[op].grad, GATED[op].fused
     d_gate, d_up = fused(gate, up, grad)
     h = 1e-6
     num_gate = (forward(gate + h, up) - forward(gate - h, up)) / (2 * h) * grad
@@ -342,17 +342,17 @@ def test_gated_gradients_match_central_differences(form):
     np.testing.assert_allclose(d_up, num_up, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("form", list(GATED))
-def test_gated_gradients_write_an_out_pair(form):
+@pytest.mark.parametrize("op", list(GATED))
+def test_gated_gradients_write_an_out_pair(op):
     gate, up, grad = _gated_inputs(np.float32)
-    fused = GATED[form].grad
+    fused = GATED[op].grad
     out = (np.empty_like(gate), np.empty_like(gate))
     with np.errstate(invalid="ignore"):
         got = fused(gate, up, grad, out=out)
         want = fused(gate, up, grad)
     assert got[0] is out[0] and got[1] is out[1]
-    testing.assert_same_bits(out[0], want[0], form + " d_gate")
-    testing.assert_same_bits(out[1], want[1], form + " d_up")
+    testing.assert_same_bits(out[0], want[0], op + " d_gate")
+    testing.assert_same_bits(out[1], want[1], op + " d_up")
 
 
 # ------------------------------------------------------------ bad input --
@@ -398,7 +398,7 @@ HF = [(hf, a) for a in _spec.ACTIVATIONS for hf in a.hf_names]
 def test_activation_returns_the_function_of_its_op(name, act):
     """Each Hugging Face name of the spec: a public function where gelu_ext
     has one (the same object), else a private one; either computes the
-    spec's op, bias= (where the op has a fused bias form) and out= included."""
+    spec's op, bias= (where the op has a fused bias op) and out= included."""
     f = activation(name)
     if act.public in gelu_ext.__all__:
         assert f is getattr(gelu_ext, act.public)
