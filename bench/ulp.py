@@ -7,28 +7,29 @@ installed gelu_ext)::
     python3 bench/ulp.py --exhaustive        # all 2^32 float32 inputs (+ all float16)
     python3 bench/ulp.py --f64 1000000       # 1e6 float64 points vs mpmath
     python3 bench/ulp.py --exhaustive --f64 1000000 --isa avx2 --jobs 2
+    python3 bench/ulp.py --exhaustive --funcs mish,mish_grad   # some functions only
 
 Errors (the README's accuracy table comes from this script; the bounds are
 gelu_ext.testing.BOUNDS):
 
-* ``gelu_erf`` x Phi(x), ``gelu_tanh``, ``relu``, ``silu`` x sigmoid(x) and
-  ``quick_gelu`` x sigmoid(1.702 x): in ULPs of the exact
-  value; results below the normal range count in ULPs of the smallest
+* ``gelu_erf`` x Phi(x), ``gelu_tanh``, ``relu``, ``silu`` x sigmoid(x),
+  ``quick_gelu`` x sigmoid(1.702 x) and ``mish`` x tanh(softplus(x)): in ULPs
+  of the exact value; results below the normal range count in ULPs of the smallest
   subnormal, so a flush to 0 shows up as a huge error.  For ``gelu_tanh`` in
   the negative tail x < -5, the relative error |got - exact| / max(|exact|,
   smallest normal), shown as "rel".
-* ``gelu_erf_grad``, ``gelu_tanh_grad``, ``silu_grad`` and ``quick_gelu_grad``
-  (the ufuncs with grad = 1): in
-  ULPs of s = max(|term1|, |term2|) of the derivative's two terms (it crosses
-  0 near x = -0.75); for the tanh derivative in the tail x < -5 the relative
+* ``gelu_erf_grad``, ``gelu_tanh_grad``, ``silu_grad``, ``quick_gelu_grad``
+  and ``mish_grad`` (the ufuncs with grad = 1): in
+  ULPs of s = max(|term1|, |term2|) of the derivative's two terms (GELU'
+  crosses 0 near x = -0.75, mish' near -1.19); for the tanh derivative in the tail x < -5 the relative
   error as for gelu_tanh.
 * float16 (exhaustive and quick modes): reported, no bound.
 
 Bounds are gelu_ext.testing.BOUNDS.  Oracles: float32/float16 against the
 float64 twins in gelu_ext.testing (``ref_*``; >1e5 times finer than a float32
 ULP), float64 against mpmath (``mp_*``, 60 digits), sampled: the bulk [-3, 3], log-uniform |x| in
-[1e-300, 40] of both signs, dense in the tail [-38.6, -5] (SiLU and quick
-GELU: to where they underflow, -760 and -450), and subnormal
+[1e-300, 40] of both signs, dense in the tail [-38.6, -5] (SiLU, mish and
+quick GELU: to where they underflow, -760, -760 and -450), and subnormal
 inputs.  The exact values are computed once and compared with every ISA path
 (``gelu_ext._ufuncs._compiled_isas()`` that this CPU runs, or ``--isa``).
 
@@ -45,15 +46,22 @@ import numpy as np
 
 import gelu_ext
 from gelu_ext import testing as T
+from gelu_ext import _spec
 from gelu_ext import _ufuncs as U
 
+# in this order: a function's float64 sample is seeded by its place here
 FUNCS = ("gelu_erf", "gelu_tanh", "relu", "gelu_erf_grad", "gelu_tanh_grad",
-         "silu", "quick_gelu", "silu_grad", "quick_gelu_grad")
+         "silu", "quick_gelu", "silu_grad", "quick_gelu_grad", "mish", "mish_grad")
+# ops with an mpmath oracle that this script does not measure yet (each
+# needs its series and limits below)
+UNMEASURED = tuple(op.name for op in _spec.OPS if op.oracle and op.name not in FUNCS)
 FORWARD = tuple(f for f in FUNCS if not f.endswith("_grad"))
 GRADS = tuple(f for f in FUNCS if f.endswith("_grad") and f != "relu_grad")
 # x sigmoid(c x): c (the tanh form is handled on its own)
 SIG_C = {"silu": 1.0, "quick_gelu": 1.702}
 RANGES = ("subnormal", "tiny", "bulk", "moderate", "neg tail", "positive", "special")
+# the error allowed at x = +-0, +-inf, NaN: 0 (exact), but mish'(0) = 3/5 rounded
+SPECIAL_BOUND = {"mish_grad": 0.5}
 # functions whose negative tail (x < -5) is judged by relative error, not ULPs
 TAIL_REL_FUNCS = tuple(f for f in FUNCS if (f, "float32", "tail") in T.BOUNDS)
 
@@ -95,92 +103,118 @@ def classify(x, dtype):
 C0 = 1.0 / math.sqrt(2.0 * math.pi)
 CW = 2.0 * math.sqrt(2.0 / math.pi)
 TINY = 2.0 ** -10       # below: Taylor series (truncation < 2^-48 relative)
-HUGE = 128.0            # above: the limits x, 0, 1 (x Q(x) < 1e-800, x sigmoid(-x) < 2^-177)
+HUGE = 128.0            # above: the limits x, 0, 1 (x Q(x) < 1e-800, x sigmoid(-x) and
+                        # |mish(-x)| < 2^-177, 1 - tanh(softplus x) < 2^-368)
 
 
-def _refs_middle(xd):
+def _refs_middle(xd, funcs):
     """float64 twins (gelu_ext.testing) and the derivatives' scales; x is
     finite here, so the derivatives are the sums of their terms."""
-    P = {n: T.REFERENCE[n](xd) for n in FORWARD}
+    P = {n: T.REFERENCE[n](xd) for n in FORWARD if n in funcs}
     for n in GRADS:
+        if n not in funcs:
+            continue
         t1, t2 = T.grad_terms(n, xd)
         P[n] = (t1 + t2, np.fmax(np.abs(t1), np.abs(t2)))
     return P
 
 
-def _refs_tiny(x):
-    """|x| < 2^-10: x Phi(x) = x/2 + C0 x^2 - C0 x^4/6 + O(x^6); sigmoid(w) =
-    1/2 + w/4 - w^3/48 + O(w^5) with w = CW (x + a x^3); and their derivatives."""
+def _tiny_terms(base, x):
+    """|x| < 2^-10: the function ``base`` and its derivative's two terms
+    (t1, t2) by series whose truncation is below 2^-48 relative."""
     x2 = x * x
-    w = CW * x * (1.0 + 0.044715 * x2)
-    dw = CW * (1.0 + 3 * 0.044715 * x2)
-    sg = 0.5 + w * (0.25 - w * w / 48)
-    P = {"gelu_erf": x * (0.5 + C0 * x * (1.0 - x2 / 6)), "relu": np.where(x < 0, 0.0, x),
-         "gelu_tanh": x * sg}
-    t1 = 0.5 + C0 * x * (1.0 - x2 / 6)
-    t2 = C0 * x * (1.0 - x2 / 2)
-    P["gelu_erf_grad"] = (t1 + t2, np.maximum(np.abs(t1), np.abs(t2)))
-    t2 = x * dw * (0.25 - w * w / 16)                  # x sigmoid (1 - sigmoid) w'
-    P["gelu_tanh_grad"] = (sg + t2, np.maximum(np.abs(sg), np.abs(t2)))
-    for n, c in SIG_C.items():                         # x sigmoid(c x)
+    if base == "gelu_erf":
+        # x Phi(x) = x/2 + C0 x^2 - C0 x^4/6 + O(x^6)
+        t1 = 0.5 + C0 * x * (1.0 - x2 / 6)
+        return x * t1, t1, C0 * x * (1.0 - x2 / 2)
+    if base == "gelu_tanh":
+        # sigmoid(w) = 1/2 + w/4 - w^3/48 + O(w^5), w = CW (x + a x^3)
+        w = CW * x * (1.0 + 0.044715 * x2)
+        dw = CW * (1.0 + 3 * 0.044715 * x2)
+        sg = 0.5 + w * (0.25 - w * w / 48)
+        return x * sg, sg, x * dw * (0.25 - w * w / 16)   # x sigmoid (1 - sigmoid) w'
+    if base in SIG_C:                                      # x sigmoid(c x)
+        c = SIG_C[base]
         w = c * x
         sg = 0.5 + w * (0.25 - w * w / 48)
-        t2 = x * c * (0.25 - w * w / 16)
-        P[n] = x * sg
-        P[n + "_grad"] = (sg + t2, np.maximum(np.abs(sg), np.abs(t2)))
+        return x * sg, sg, x * c * (0.25 - w * w / 16)
+    if base == "mish":
+        # t = tanh(softplus x) = 3/5 + 8x/25 - 2x^2/125 - 86x^3/1875 - 7x^4/18750
+        # + O(x^5) (tanh(log 2) = 3/5), x sigmoid(x) (1 - t^2) = 8x/25 - 4x^2/125
+        # - 86x^3/625 - 14x^4/9375 + O(x^5)
+        t = 0.6 + x * (0.32 - x * (2 / 125 + x * (86 / 1875 + x * (7 / 18750))))
+        return x * t, t, x * (0.32 - x * (4 / 125 + x * (86 / 625 + x * (14 / 9375))))
+    raise KeyError(f"no series for {base!r}")
+
+
+def _refs_tiny(x, funcs):
+    """|x| < 2^-10: series (_tiny_terms) for the functions and derivatives."""
+    P = {}
+    if "relu" in funcs:
+        P["relu"] = np.where(x < 0, 0.0, x)
+    for base in dict.fromkeys(n.removesuffix("_grad") for n in funcs if n != "relu"):
+        f, t1, t2 = _tiny_terms(base, x)
+        if base in funcs:
+            P[base] = f
+        if base + "_grad" in funcs:
+            P[base + "_grad"] = (t1 + t2, np.maximum(np.abs(t1), np.abs(t2)))
     return P
 
 
-def _refs_huge(x):
-    """|x| >= 64, inf and NaN: the limits (exact far below any ULP)."""
+def _refs_huge(x, funcs):
+    """|x| >= HUGE, inf and NaN: the limits (exact far below any ULP)."""
     pos = x > 0
     lim = np.where(np.isnan(x), x, np.where(pos, x, -0.0))
     one = np.where(np.isnan(x), x, pos.astype(np.float64))
-    P = {n: lim for n in FORWARD}
-    P["relu"] = T.ref_relu(x)
+    P = {n: lim for n in FORWARD if n in funcs}
+    if "relu" in funcs:
+        P["relu"] = T.ref_relu(x)
     for n in GRADS:
-        P[n] = (one, np.where(pos, 1.0, 0.0))     # s: 1, or below any subnormal
+        if n in funcs:
+            P[n] = (one, np.where(pos, 1.0, 0.0))     # s: 1, or below any subnormal
     return P
 
 
-def small_refs(xd, dtype, labels):
+def small_refs(xd, dtype, labels, funcs=FUNCS):
     """float64 references for float32/float16 inputs xd: {name: (ref, unit)},
     the error of a result being |got - ref| / unit (unit: the ULP at the exact
     value; for derivatives the ULP of s = max(|term1|, |term2|); for the tanh
     forms in the negative tail max(|exact|, smallest normal), a relative
-    error).  The float64 twins of gelu_ext._reference serve 2^-10 <= |x| < 64;
+    error).  The float64 twins of gelu_ext.testing serve 2^-10 <= |x| < HUGE;
     outside, where they are slow and add nothing, series and limits do (this
     is what makes the exhaustive run take minutes, not hours)."""
     fi = np.finfo(dtype)
     a = np.abs(xd)
     bands = [(a >= TINY) & (a < HUGE), a < TINY, ~(a < HUGE)]       # NaN -> huge band
-    ref = {n: np.empty_like(xd) for n in FUNCS}
-    sc = {n: np.empty_like(xd) for n in GRADS}
+    ref = {n: np.empty_like(xd) for n in funcs}
+    sc = {n: np.empty_like(xd) for n in GRADS if n in funcs}
     with np.errstate(all="ignore"):
         for m, fn in zip(bands, (_refs_middle, _refs_tiny, _refs_huge)):
             if not m.any():
                 continue
             if m.all():          # the usual case: a chunk of the exhaustive run is one binade
-                part = fn(xd)
-                for n in FUNCS:
+                part = fn(xd, funcs)
+                for n in funcs:
                     v = part[n]
                     if isinstance(v, tuple):
                         ref[n], sc[n] = v
                     else:
                         ref[n] = v
                 break
-            part = fn(xd[m])
-            for n in FUNCS:
+            part = fn(xd[m], funcs)
+            for n in funcs:
                 v = part[n]
                 if isinstance(v, tuple):
                     ref[n][m], sc[n][m] = v
                 else:
                     ref[n][m] = v
         tail = labels == RANGES.index("neg tail")
-        out = {n: (ref[n], T.ulp(ref[n], dtype)) for n in FORWARD}
+        out = {n: (ref[n], T.ulp(ref[n], dtype)) for n in FORWARD if n in funcs}
         for n in sc:
             out[n] = (ref[n], T.ulp(sc[n], dtype))
         for n in TAIL_REL_FUNCS:
+            if n not in funcs:
+                continue
             rel_unit = np.maximum(np.abs(ref[n]), float(fi.smallest_normal))
             out[n] = (ref[n], np.where(tail, rel_unit, out[n][1]))
     return out
@@ -247,7 +281,7 @@ class Table:
             bound, unit = (None if b is None else b.value), ("rel" if rel else
                                                             "ULP(s)" if name.endswith("grad") else "ULP")
             if rng == "special":
-                bound = 0.0 if dt != "float16" else None
+                bound = SPECIAL_BOUND.get(name, 0.0) if dt != "float16" else None
             ok = bound is None or e <= bound
             flag = "" if ok else "  <-- FAIL"
             bstr = "-" if bound is None else (f"{bound:.0e}" if rel else f"{bound:g}")
@@ -262,12 +296,12 @@ class Table:
 
 def _f32_chunk(args):
     """Worker: table for the float32 bit patterns lo, lo + step, ... < hi."""
-    lo, hi, step, isas = args
+    lo, hi, step, isas, funcs = args
     bits = np.arange(lo, hi, step, dtype=np.uint64).astype(np.uint32)
-    return _small_table(bits.view(np.float32), np.float32, isas)
+    return _small_table(bits.view(np.float32), np.float32, isas, funcs)
 
 
-def _small_table(x, dtype, isas):
+def _small_table(x, dtype, isas, funcs=FUNCS):
     """Errors of every function on every ISA path for float32/float16 x.
 
     The error of the reference's own rounding (ref -> dtype) is computed once
@@ -277,16 +311,16 @@ def _small_table(x, dtype, isas):
     gelu_ext.set_num_threads(1)
     with np.errstate(invalid="ignore"):
         if np.all(~(np.abs(x) < HUGE)):
-            return _huge_table(x, dtype, isas)
+            return _huge_table(x, dtype, isas, funcs)
     t = Table()
     with np.errstate(invalid="ignore"):      # signalling NaN bit patterns
         xd = x.astype(np.float64)
     labels = classify(x, dtype)
     idx = range_index(labels)
-    refs = small_refs(xd, dtype, labels)
+    refs = small_refs(xd, dtype, labels, funcs)
     huge = False
     itype = np.uint16 if np.dtype(dtype).itemsize == 2 else np.uint32
-    for name in FUNCS:
+    for name in funcs:
         ref, unit = refs[name]
         with np.errstate(all="ignore"):
             cr = ref.astype(dtype)
@@ -313,8 +347,8 @@ def _small_table(x, dtype, isas):
     return t
 
 
-def _huge_table(x, dtype, isas):
-    """|x| >= 64, inf, NaN (half of all float32 inputs): the exact results are
+def _huge_table(x, dtype, isas, funcs=FUNCS):
+    """|x| >= HUGE, inf, NaN (half of all float32 inputs): the exact results are
     the limits x or -0.0 (gelu forms; relu x or 0) and 1 or 0 (derivatives),
     so a result is compared bitwise with them and only a mismatch is measured."""
     pos = x > 0
@@ -329,7 +363,7 @@ def _huge_table(x, dtype, isas):
     idx = range_index(labels)
     itype = np.uint16 if np.dtype(dtype).itemsize == 2 else np.uint32
     t = Table()
-    for name in FUNCS:
+    for name in funcs:
         wb = want[name].view(itype)
         for isa in isas:
             U._set_isa(isa)
@@ -339,7 +373,7 @@ def _huge_table(x, dtype, isas):
             if len(bad):      # e.g. -0.0 vs +0.0 counts 0 here: check_specials checks signs
                 xb = x[bad]
                 labels_b = classify(xb, dtype)
-                ref, unit = small_refs(xb.astype(np.float64), dtype, labels_b)[name]
+                ref, unit = small_refs(xb.astype(np.float64), dtype, labels_b, (name,))[name]
                 err[bad] = err_small(got[bad], ref, unit)
             t.add(isa, dtype, name, idx, x, err)
     return t
@@ -371,32 +405,32 @@ def _pool_map(fn, tasks, jobs, label=None):
     return out
 
 
-def run_float32(isas, jobs, stride=1, chunk=1 << 20, float16=True):
+def run_float32(isas, jobs, stride=1, chunk=1 << 20, float16=True, funcs=FUNCS):
     """All float32 inputs (stride 1) or every stride-th bit pattern (stride made
     odd, so every low-bit pattern of the mantissa occurs)."""
     total = 1 << 32
     if stride > 1:
         stride |= 1
     span = chunk * stride
-    tasks = [(lo, min(lo + span, total), stride, isas) for lo in range(0, total, span)]
+    tasks = [(lo, min(lo + span, total), stride, isas, funcs) for lo in range(0, total, span)]
     table = Table()
     for t in _pool_map(_f32_chunk, tasks, jobs, label="float32"):
         table.merge(t)
     if float16:
         x16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-        table.merge(_small_table(x16, np.float16, isas))
+        table.merge(_small_table(x16, np.float16, isas, funcs))
     return table, (total + stride - 1) // stride
 
 
-def run_f32_sample(isas, n, seed=0):
+def run_f32_sample(isas, n, seed=0, funcs=FUNCS):
     """Random float32 bit patterns plus a dense negative tail (quick mode)."""
     rng = np.random.default_rng(seed)
     bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
     tail = rng.uniform(-15, -5, n // 4).astype(np.float32)
     x = np.concatenate([bits.view(np.float32), tail, special_values(np.float32)])
-    t = _small_table(x, np.float32, isas)
+    t = _small_table(x, np.float32, isas, funcs)
     x16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    t.merge(_small_table(x16, np.float16, isas))
+    t.merge(_small_table(x16, np.float16, isas, funcs))
     return t
 
 
@@ -409,14 +443,16 @@ def special_values(dtype):
 # ------------------------------------------------------------------ float64 --
 
 # where each function's float64 results underflow: the end of its sampled tail
-F64_TAIL = {"silu": 760.0, "silu_grad": 760.0, "quick_gelu": 450.0, "quick_gelu_grad": 450.0}
+# (mish(x) ~ x e^x there, as x sigmoid(x): both underflow near x = -751.6)
+F64_TAIL = {"silu": 760.0, "silu_grad": 760.0, "quick_gelu": 450.0, "quick_gelu_grad": 450.0,
+            "mish": 760.0, "mish_grad": 760.0}
 
 
 def f64_points(n, seed=1, tail_end=38.6):
     """n float64 inputs: 30% bulk [-3, 3], 30% log-uniform |x| in [1e-300,
     tail_end + 1.4] (both signs), 35% uniform in the tail [-tail_end, -5], 5%
     subnormal inputs.  tail_end: 38.6 for the GELU forms (where x Phi(x)
-    underflows), more for SiLU and quick GELU (F64_TAIL)."""
+    underflows), more for SiLU, mish and quick GELU (F64_TAIL)."""
     rng = np.random.default_rng(seed)
     nb, nl, nt = int(0.3 * n), int(0.3 * n), int(0.35 * n)
     ns = n - nb - nl - nt
@@ -444,9 +480,9 @@ def _mp_exact(args):
     with mp.workdps(60):
         for i, x in enumerate(xs):
             if abs(x) > 1e3 or math.isnan(x):
-                # limits (mpmath's ncdf overflows near finfo.max): x Phi(x) and
-                # the tanh form are x (x > 0) or below any subnormal (x < 0);
-                # the derivatives are 1 or 0 to far below a ULP
+                # limits (mpmath's ncdf overflows near finfo.max): x Phi(x),
+                # the sigmoid forms and mish are x (x > 0) or below any
+                # subnormal (x < 0); the derivatives are 1 or 0 to far below a ULP
                 if grad:
                     hi[i], lo[i], sc[i] = (x if math.isnan(x) else float(x > 0)), 0.0, 1.0
                 else:
@@ -470,10 +506,10 @@ def _mp_exact(args):
     return hi, lo, sc, sh
 
 
-def run_float64(isas, n, jobs):
+def run_float64(isas, n, jobs, funcs=FUNCS):
     """Sampled float64 check: n points for gelu_erf, n/4 for the others."""
     table = Table()
-    for name in FUNCS:
+    for name in funcs:
         m = n if name == "gelu_erf" else max(n // 4, 1)
         x = np.concatenate([f64_points(m, seed=FUNCS.index(name) + 1, tail_end=F64_TAIL.get(name, 38.6)),
                             special_values(np.float64)])
@@ -510,7 +546,7 @@ def run_float64(isas, n, jobs):
     return table
 
 
-def check_specials(isas):
+def check_specials(isas, funcs=FUNCS):
     """Exact special values (sign of zero included) in float32 and float64."""
     fails = []
     for isa in isas:
@@ -528,7 +564,10 @@ def check_specials(isas):
             for f in SIG_C:
                 cases[f] = cases["gelu_tanh"]
                 cases[f + "_grad"] = cases["gelu_tanh_grad"]
-            for name, pairs in cases.items():
+            cases["mish"] = cases["gelu_tanh"]
+            cases["mish_grad"] = cases["gelu_tanh_grad"][:3] + [(0.0, 0.6)]    # tanh(log 2) = 3/5
+            for name in funcs:
+                pairs = cases[name]
                 x = np.array([p[0] for p in pairs], dt)
                 want = np.array([p[1] for p in pairs], dt)
                 got = kernel(name, x)
@@ -548,7 +587,15 @@ def main(argv=None):
     ap.add_argument("--f64", type=int, default=0, metavar="N", help="float64 points vs mpmath (1e6 for the bound)")
     ap.add_argument("--isa", action="append", help="ISA path(s) to check (default: all this CPU runs)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--funcs", metavar="A,B", help=f"functions to check (default: all of {','.join(FUNCS)})")
     args = ap.parse_args(argv)
+    funcs = FUNCS
+    if args.funcs:
+        names = args.funcs.split(",")
+        bad = [f for f in names if f not in FUNCS]
+        if bad:
+            ap.error(f"--funcs must be among {','.join(FUNCS)}, got {bad}")
+        funcs = tuple(f for f in FUNCS if f in names)
     if not (args.quick or args.exhaustive or args.subsample or args.f64):
         args.quick = True
     isas = runnable_isas()
@@ -559,23 +606,27 @@ def main(argv=None):
         isas = args.isa
     print(f"gelu_ext {getattr(gelu_ext, '__version__', '?')} from {os.path.dirname(gelu_ext.__file__)}; "
           f"numpy {np.__version__}; ISA paths checked: {', '.join(isas)}; jobs {args.jobs}")
-    failures = check_specials(isas)
+    if funcs != FUNCS:
+        print(f"functions: {', '.join(funcs)}")
+    if UNMEASURED:
+        print(f"not measured (no series or limits in bench/ulp.py yet): {', '.join(UNMEASURED)}")
+    failures = check_specials(isas, funcs)
     if args.quick:
         t0 = time.perf_counter()
-        t = run_f32_sample(isas, 1 << 20)
-        t.merge(run_float64(isas, 4000, args.jobs))
+        t = run_f32_sample(isas, 1 << 20, funcs=funcs)
+        t.merge(run_float64(isas, 4000, args.jobs, funcs))
         failures += t.check_and_print(f"quick: 2^20 random float32 bit patterns + tail, all float16, "
                                       f"4000 float64 points ({time.perf_counter() - t0:.1f} s)")
     if args.exhaustive or args.subsample:
         stride = 1 if args.exhaustive else args.subsample
         t0 = time.perf_counter()
-        t, n = run_float32(isas, args.jobs, stride)
+        t, n = run_float32(isas, args.jobs, stride, funcs=funcs)
         dt = time.perf_counter() - t0
         what = "exhaustive: all 2^32 float32 inputs" if stride == 1 else f"float32: 1/{stride} of all inputs ({n} points)"
         failures += t.check_and_print(f"{what}, all 65536 float16 inputs; {dt:.0f} s wall on {args.jobs} processes")
     if args.f64:
         t0 = time.perf_counter()
-        t = run_float64(isas, args.f64, args.jobs)
+        t = run_float64(isas, args.f64, args.jobs, funcs)
         dt = time.perf_counter() - t0
         failures += t.check_and_print(f"float64: {args.f64} points for gelu_erf, {args.f64 // 4} for each other "
                                       f"function, vs mpmath; {dt:.0f} s wall on {args.jobs} processes")
