@@ -253,6 +253,8 @@ README_ROWS = {
     "quick GELU `x·sigmoid(1.702x)`, subnormal results included": ("quick_gelu", "all"),
     "SiLU′": ("silu_grad", "all"),
     "quick GELU′": ("quick_gelu_grad", "all"),
+    "mish `x·tanh(softplus(x))`, subnormal results included²": ("mish", "all"),
+    "mish′²": ("mish_grad", "all"),
     "ReLU": ("relu", "all"),
 }
 
