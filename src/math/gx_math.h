@@ -708,12 +708,16 @@ GX_INLINE double gx_mish_grad_f64(double x)
 {
     const gx_mish_e t = gx_mish_exp_f64(x);
     gx_dd ope = gx_dd_add_fast(gx_dd_make(1.0, 0.0), t.e);  /* 1 + e */
-    gx_dd c = x >= 0 ? gx_dd_mul(t.e, t.e) : gx_dd_make(1.0, 0.0);
+    /* both sides computed, then selected part by part: a select of whole
+     * structs is a branch clang does not vectorise */
+    const int pos = x >= 0;
+    gx_dd ee = gx_dd_mul(t.e, t.e);
+    gx_dd c = gx_dd_make(pos ? ee.h : 1.0, pos ? ee.l : 0.0);
     gx_dd B = gx_dd_mul(gx_dd_mul(gx_dd_make(4.0 * t.xc, 0.0), ope), c);
     gx_dd N = gx_dd_add(gx_dd_mul(t.P, t.D), B);
     gx_dd R = gx_dd_div(N, gx_dd_mul(t.D, t.D));
-    R = x >= 0 ? R : gx_dd_mul(t.m, R);
-    double r = R.h + R.l;
+    gx_dd mR = gx_dd_mul(t.m, R);
+    double r = pos ? R.h + R.l : mR.h + mR.l;
     r = x >= 0 ? r : (r * t.f1) * t.f2;
     return gx_xsig_grad_special(x, r);
 }
