@@ -229,11 +229,11 @@ def _ops(f):
     d = grad_name(f)
     twin = (lambda n: "ref_" + n) if plain else (lambda n: None)
     mp = (lambda n: "mp_" + n) if f.oracle else (lambda n: None)
-    fwd = Op(f.name, f.kind, _INPUTS[f.kind, False], base, f.name, _docs.UFUNC[f.name],
+    fwd = Op(f.name, f.kind, _INPUTS[f.kind, False], base, f.name, _docs.UFUNC.get(f.name, ""),
              grad=d if plain else None, reference=twin(f.name), oracle=mp(f.name),
              bounds=f.bounds, exact=f.exact)
     der = Op(d, "dgate" if f.kind == "gate" else f.kind, _INPUTS[f.kind, True], base + "_grad",
-             f.name, _docs.UFUNC[d], thin=_docs.THIN.get(d),
+             f.name, _docs.UFUNC.get(d, ""), thin=_docs.THIN.get(d),
              alias=d[:-len("_grad")] + "_backward" if f.alias else None,
              reference=twin(d), oracle=mp(d), bounds=f.grad_bounds, exact=f.exact)
     return fwd, der
@@ -282,12 +282,14 @@ class Activation(NamedTuple):
 
 
 def _api(torch_op):
-    return next(f.api for f in FAMILIES if f.torch == torch_op and f.api)
+    """The Torch record one of torch op ``torch_op``'s families carries (None: none)."""
+    return next((f.api for f in FAMILIES if f.torch == torch_op and f.api), None)
 
 
 def _activation(f):
     gated = [g for g in FAMILIES if g.kind == "gate" and g.base == f.name]
-    return Activation(f.hf.public, f.name, f.hf.names, _api(f.torch).module,
+    api = _api(f.torch)
+    return Activation(f.hf.public, f.name, f.hf.names, api.module if api else "",
                       (("approximate", f.approximate),) if f.approximate else (),
                       f.hf.copy, f.hf.torch_class, f.hf.class_copy,
                       (f.torch, f.approximate or "none") if gated else None)
@@ -366,13 +368,14 @@ def _torch_ops(name):
     outs = "(Tensor, Tensor)" if f.kind == "gate" else "Tensor"
     d1 = base.torch + "_grad"
     d2 = {m: (FAMILY[b.base] if b.base else b).name for m, b in by.items()}
-    api = f.api or next((g.api for g in fams if g.api), None)
+    api = _api(name)
     fwd = TorchOp(name, f"({', '.join('Tensor ' + a for a in args)}{A}) -> Tensor", f.kind,
                   (Output({m: b.name for m, b in by.items()}, tuple(range(len(args)))),),
                   args, grad=name + "_grad", d1=d1)
     if api:
         fwd = fwd._replace(module=api.module, functional=api.functional,
-                           doc=_docs.FUNCTIONAL[api.functional], module_doc=_docs.MODULE[api.module],
+                           doc=_docs.FUNCTIONAL.get(api.functional, ""),
+                           module_doc=_docs.MODULE.get(api.module, ""),
                            inplace=api.inplace, bias=api.bias)
     if f.kind == "gate":      # (d_gate, d_up) = (dgate(gate, up, grad), f(gate) * grad)
         gouts = (Output({m: grad_name(b) for m, b in by.items()}, (0, 1, 2)),
@@ -398,29 +401,41 @@ def check():
     for f in FAMILIES:
         if f.kind not in ("plain", "bias", "gate"):
             bad.append(f"{f.name}: kind {f.kind!r} is not plain, bias or gate")
-        if (f.kind == "plain") != (f.base is None) or (f.base and FAMILY.get(f.base, f).kind != "plain"):
+        if ((f.kind == "plain") != (f.base is None)
+                or (f.base and getattr(FAMILY.get(f.base), "kind", None) != "plain")):
             bad.append(f"{f.name}: a fused family names a plain base, a plain one none")
         if (f.kind == "plain") != (f.kernels is not None):
             bad.append(f"{f.name}: a plain family's kernels are its own, a fused one's its base's")
         k = f.kernels
-        if k and (k.f32 not in ("stream", "formula", "split") or k.f64 not in ("stream", "formula", "lut64")
+        if k and (k.f32 not in ("stream", "formula", "split")
+                  or k.f64 not in ("stream", "formula", "lut64")
                   or (k.f32 == "split") != (k.loop in loops and k.table is not None)
                   or not set(k.one16) <= set(one16)):
             bad.append(f"{f.name}: kernels {k}")
+        base_k = getattr(FAMILY.get(f.base), "kernels", None)
+        if f.kind == "gate" and (base_k is None or base_k.f32 != "split"):
+            bad.append(f"{f.name}: a gated op's float32 kernel is its base's table split")
         if f.approximate not in (None,) + MODES:
             bad.append(f"{f.name}: approximate {f.approximate!r}")
         same = [g for g in FAMILIES if g.torch == f.torch]
-        if f.torch and (len({g.kind for g in same}) > 1 or len({g.approximate is None for g in same}) > 1
+        if f.torch and (len({g.kind for g in same}) > 1
+                        or len({g.approximate is None for g in same}) > 1
                         or len(same) != len({g.approximate for g in same})):
             bad.append(f"torch op {f.torch}: its families differ in kind or approximate")
         if f.hf and not (f.torch and f.kind == "plain"):
             bad.append(f"{f.name}: what models name is a plain family with a torch op")
-        for key, table in ((f.name, _docs.UFUNC), (grad_name(f), _docs.UFUNC)):
-            if key not in table:
+        for key in (f.name, grad_name(f)):
+            if key not in _docs.UFUNC:
                 bad.append(f"{key}: no docstring in _docs.UFUNC")
+        if f.hf and _api(f.torch) is None:
+            bad.append(f"{f.name}: what models name needs its torch op's functional/nn (Torch)")
+        if f.api and f.api.functional not in _docs.FUNCTIONAL:
+            bad.append(f"{f.api.functional}: no docstring in _docs.FUNCTIONAL")
+        if f.api and f.api.module not in _docs.MODULE:
+            bad.append(f"{f.api.module}: no docstring in _docs.MODULE")
     for t in TORCH_OPS:
-        if t.grad and not any(f.api for f in FAMILIES if f.torch == t.name) and t.kind != "bias":
-            bad.append(f"torch op {t.name}: no Torch api (functional, module) on any of its families")
+        if t.grad and t.kind != "bias" and _api(t.name) is None:
+            bad.append(f"torch op {t.name}: no Torch (functional, module) on any of its families")
     for name in _docs.THIN:
         if name not in OP or not OP[name].is_grad:
             bad.append(f"_docs.THIN: {name!r} is not a derivative ufunc")
