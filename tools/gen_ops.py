@@ -249,12 +249,15 @@ KERNELS = os.path.join(ROOT, "src", "kernels", "gx_k_ops.h")
 
 
 def _kernel_fn(name, body):
+    """A kernel (gx_kernel's signature) whose body is the one call ``body``."""
     return (f"static void GX_FN({name})(const void *const *in, void *out, gx_intp n, int op)\n"
             f"{{\n    {body};\n}}\n")
 
 
-def _full_fn(name, call):
-    return (f"static GX_NOINLINE void GX_FN({name})(const float *x, const float *g, float *o, int n)\n"
+def _full_fn(name, call, t="f32"):
+    """A never-inlined general formula over a block (a split's rest)."""
+    c = {"f32": "float", "f64": "double"}[t]
+    return (f"static GX_NOINLINE void GX_FN({name})(const {c} *x, const {c} *g, {c} *o, int n)\n"
             f"{{\n    {call};\n}}\n")
 
 
@@ -275,60 +278,74 @@ def kernels(spec):
     streams, formulas, fulls, f64s, splits, fused = [], [], [], [], [], []
     wrap = []
     pl = "!GX_FN(choices).plain_loads"
+
+    def split(name):
+        row = f"&GX_FN(split_rows)[{spec.OP[name].c_id}]"
+        splits.append(_kernel_fn(f"{name}_f32", f"gx_split_f32(in, out, n, {row})"))
+
+    def over_base(name, driver, base, both=("f32", "f64")):
+        fused.extend(_kernel_fn(f"{name}_{t}", f"{driver.format(t=t)}GX_FN({base}_{t}))")
+                     for t in both)
+
     for f in spec.FAMILIES:
         d = spec.grad_name(f)
         if f.kind == "bias":
-            fused += [_kernel_fn(f"{f.name}_{t}", f"gx_biased_{t}(in, out, n, op, 2, GX_FN({f.base}_{t}))")
-                      for t in ("f32", "f64")]
-            fused += [_kernel_fn(f"{d}_{t}", f"gx_biased_{t}(in, out, n, op, 3, GX_FN({f.base}_grad_{t}))")
-                      for t in ("f32", "f64")]
+            over_base(f.name, "gx_biased_{t}(in, out, n, op, 2, ", f.base)
+            over_base(d, "gx_biased_{t}(in, out, n, op, 3, ", f.base + "_grad")
             continue
         if f.kind == "gate":
-            splits.append(_kernel_fn(f"{f.name}_f32", f"gx_split_f32(in, out, n, &GX_FN(split_rows)[{spec.OP[f.name].c_id}])"))
-            fused.append(_kernel_fn(f"{f.name}_f64", f"gx_gated_f64(in, out, n, op, GX_FN({f.base}_f64))"))
-            fused += [_kernel_fn(f"{d}_{t}", f"gx_dgated_{t}(in, out, n, op, GX_FN({f.base}_grad_{t}))")
-                      for t in ("f32", "f64")]
+            split(f.name)
+            over_base(f.name, "gx_gated_{t}(in, out, n, op, ", f.base, ("f64",))
+            over_base(d, "gx_dgated_{t}(in, out, n, op, ", f.base + "_grad")
             continue
         k = f.kernels
         for t in ("f32", "f64"):
             how = getattr(k, t)
             if how == "stream":
-                streams.append(_kernel_fn(f"{f.name}_{t}", f"gx_stream_{t}(in, out, n, 1, gx_{f.name}_{t}, NULL, {pl})"))
+                streams.append(_kernel_fn(f"{f.name}_{t}",
+                                          f"gx_stream_{t}(in, out, n, 1, gx_{f.name}_{t}, NULL, {pl})"))
                 streams.append(_kernel_fn(f"{d}_{t}", f"gx_stream_{t}(in, out, n, 2, NULL, gx_{d}_{t}, {pl})"))
-                continue
-            if t == "f64":
+            elif t == "f64":            # lut64 or formula; the derivative is the formula's
                 if how == "lut64":
-                    f64s.append(f"static GX_NOINLINE void GX_FN({f.name}_f64_full)(const double *x, const double *g, double *o, int n)\n"
-                                f"{{\n    gx_full_f64(x, o, n, gx_{f.name}_f64);\n}}\n")
-                    f64s.append(_kernel_fn(f"{f.name}_f64", f"gx_split_f64(in, out, n, GX_FN(lut64_fwd), &gx_lut64_{k.table}, GX_FN({f.name}_f64_full))"))
+                    full = f"{f.name}_f64_full"
+                    f64s.append(_full_fn(full, f"gx_full_f64(x, o, n, gx_{f.name}_f64)", "f64"))
+                    f64s.append(_kernel_fn(f"{f.name}_f64", f"gx_split_f64(in, out, n, GX_FN(lut64_fwd), "
+                                                            f"&gx_lut64_{k.table}, GX_FN({full}))"))
                 else:
                     f64s.append(_kernel_fn(f"{f.name}_f64", f"gx_unary_f64(in, out, n, gx_{f.name}_f64)"))
-                wrap.append(f"GX_INLINE double gx_{d}_g_f64(double x, double g) {{ return gx_{d}_f64(x) * g; }}\n")
+                wrap.append(f"GX_INLINE double gx_{d}_g_f64(double x, double g) "
+                            f"{{ return gx_{d}_f64(x) * g; }}\n")
                 f64s.append(_kernel_fn(f"{d}_f64", f"gx_binary_f64(in, out, n, gx_{d}_g_f64)"))
             elif how == "split":
-                fulls.append(_full_fn(f"{f.name}_f32_full", f"gx_full_f32(x, g, o, n, gx_{k.tail or f.name + '_f32'}, NULL)"))
+                tail = k.tail or f.name + "_f32"
+                fulls.append(_full_fn(f"{f.name}_f32_full", f"gx_full_f32(x, g, o, n, gx_{tail}, NULL)"))
                 fulls.append(_full_fn(f"{d}_f32_full", f"gx_full_f32(x, g, o, n, NULL, gx_{d}_f32d)"))
-                for name in (f.name, d):
-                    splits.append(_kernel_fn(f"{name}_f32", f"gx_split_f32(in, out, n, &GX_FN(split_rows)[{spec.OP[name].c_id}])"))
-            else:                   # formula
-                wrap.append(f"GX_INLINE float gx_{d}_g_f32(float x, float g) {{ return (float)(gx_{d}_f32d(x) * (double)g); }}\n")
+                split(f.name)
+                split(d)
+            else:                       # formula
+                wrap.append(f"GX_INLINE float gx_{d}_g_f32(float x, float g) "
+                            f"{{ return (float)(gx_{d}_f32d(x) * (double)g); }}\n")
                 formulas.append(_kernel_fn(f"{f.name}_f32", f"gx_unary_f32(in, out, n, gx_{f.name}_f32)"))
                 formulas.append(_kernel_fn(f"{d}_f32", f"gx_binary_f32(in, out, n, gx_{d}_g_f32)"))
     sections = [
-        ("the memory-bound ops: the element formula in streaming blocks on large arrays, unless the\n"
-         " * CPU's hardware prefetcher keeps up (the plain_loads choice, gx_unit_table.h)", streams),
+        ("the memory-bound ops: the element formula in streaming blocks on large arrays, "
+         "unless the\n * CPU's hardware prefetcher keeps up (the plain_loads choice, "
+         "gx_unit_table.h)", streams),
         ("the derivatives times g, in double, rounded once", wrap),
-        ("float64: the double-double formulas of gx_math.h, elementwise; where the family's\n"
-         " * kernels say lut64, double lanes from gx_lut64.h's table where it covers x", f64s),
+        ("float64: the double-double formulas of gx_math.h, elementwise; where the "
+         "family's\n * kernels say lut64, double lanes from gx_lut64.h's table where it "
+         "covers x", f64s),
         ("float32 from the formula alone, in double lanes, rounded once", formulas),
         ("float32: the general formula in double, rounded once, for the elements the\n"
          " * tables do not cover (the FULL column of GX_F32_SPLITS)", fulls),
         ("the float32 split kernels: float32 lanes from the row's tables where they\n"
-         " * cover x, its general formula for the rest (rows: GX_F32_SPLITS, gx_split_rows.h)",
-         ["static const gx_split_row GX_FN(split_rows)[GX_NOPS] = { GX_F32_SPLITS(GX_SPLIT_ROW) };\n"]
-         + splits),
+         " * cover x, its general formula for the rest (rows: GX_F32_SPLITS, "
+         "gx_split_rows.h)",
+         ["static const gx_split_row GX_FN(split_rows)[GX_NOPS] = "
+          "{ GX_F32_SPLITS(GX_SPLIT_ROW) };\n"] + splits),
         ("the fused ops: the base kernel on x + b (bias), the gate gradient at (gate,\n"
-         " * up * g) (dgate), a float64 gated op's base kernel then the product; a block at a time", fused),
+         " * up * g) (dgate), a float64 gated op's base kernel then the product; a block "
+         "at a time", fused),
     ]
     out = ["/*",
            " * src/kernels/gx_k_ops.h -- GENERATED by tools/gen_ops.py from",
@@ -343,7 +360,8 @@ def kernels(spec):
            " * fused drivers only.",
            " */",
            "#ifndef GX_ISA",
-           '#error "src/kernels/gx_k_ops.h is not standalone: each ISA unit (src/isa/<name>.c) includes it once (GX_ISA)"',
+           '#error "src/kernels/gx_k_ops.h is not standalone: each ISA unit (src/isa/<name>.c) '
+           'includes it once (GX_ISA)"',
            "#endif", ""]
     for title, fns in sections:
         if fns:
